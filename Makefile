@@ -1,0 +1,26 @@
+# Thin wrapper around CMake: `make` builds the Release libraries,
+# `make test` builds and runs the ctest suite, `make bench` runs the
+# allocator comparison.  Both install the Debian packages they need.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: all test bench fuzz clean
+
+all:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j$(JOBS)
+
+test:
+	scripts/install-deps.sh test
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j$(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
+
+bench:
+	scripts/install-deps.sh bench
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j$(JOBS)
+	bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,47 @@
+/* primalloc: a SuperMalloc-style malloc for 64-bit Linux.
+ *
+ * The library exports the standard names (malloc, free, ... and the C++
+ * operators) so that it replaces the system allocator when preloaded or
+ * linked.  The pm_-prefixed names below are the same allocator under names
+ * of its own, for programs that want primalloc beside the system malloc
+ * (for instance to run it under a sanitizer that owns malloc itself). */
+#ifndef PRIMALLOC_H
+#define PRIMALLOC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void *pm_malloc(size_t size);
+void pm_free(void *ptr);
+void *pm_calloc(size_t n, size_t size);
+void *pm_realloc(void *ptr, size_t size);
+void *pm_reallocarray(void *ptr, size_t n, size_t size);
+int pm_posix_memalign(void **out, size_t alignment, size_t size);
+void *pm_aligned_alloc(size_t alignment, size_t size);
+void *pm_memalign(size_t alignment, size_t size);
+void *pm_valloc(size_t size);
+void *pm_pvalloc(size_t size);
+size_t pm_malloc_usable_size(const void *ptr);
+void pm_free_sized(void *ptr, size_t size);
+void pm_free_aligned_sized(void *ptr, size_t alignment, size_t size);
+
+/* Returns every cached free object to the shared structures and gives
+ * empty memory back to the kernel.  Returns 1 if memory was released. */
+int pm_trim(void);
+
+/* Counters for tests and tools (bytes). */
+struct pm_stats {
+    size_t chunks;        /* 2 MiB chunks taken for small/medium/large bins */
+    size_t folios_in_use; /* folios holding at least one object or cached */
+    size_t huge_bytes;    /* bytes of huge objects handed out */
+};
+void pm_get_stats(struct pm_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that `make test` or `make bench` needs and
+# that are missing.  Usage: install-deps.sh test|bench
+set -euo pipefail
+case "${1:-}" in
+  test)  pkgs=(cmake gcc g++ clang valgrind python3 git sqlite3 perl libclang-rt-14-dev redis-server redis-tools) ;;
+  bench) pkgs=(cmake gcc g++ python3 gnuplot-nox sqlite3 redis-server redis-tools
+               libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2) ;;
+  *) echo "usage: $0 test|bench" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
