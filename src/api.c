@@ -1,0 +1,335 @@
+/* The public functions.  malloc and free of a small or medium object are
+ * the two fast paths right below: a table lookup and a pop or push on this
+ * thread's list.  Everything else is a call away. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include "cache.h"
+#include "chunk_table.h"
+#include "folio.h"
+#include "huge.h"
+#include "large.h"
+#include "primalloc.h"
+#include "sizeclass.h"
+#include "thread_cache.h"
+
+#define PM_API __attribute__((visibility("default")))
+
+static void *alloc_big(size_t size);
+static void free_slow(void *p, size_t size, const char *call);
+
+PM_API void *pm_malloc(size_t size)
+{
+    if (pm_likely(size <= PM_LOOKUP_MAX))
+        return pm_tc_pop(pm_bin_of_small(size));
+    return alloc_big(size);
+}
+
+/* The fast free: p must be an object's start in a bin's chunk and, when
+ * the caller states a size, no bigger than the object.  A large object
+ * (handed out at an offset) or anything odd takes the slow path. */
+static inline void dealloc(void *p, size_t size, const char *call)
+{
+    uintptr_t a = (uintptr_t)p;
+    unsigned bin = pm_bin_of_addr(a);
+    if (pm_likely(bin < PM_NBINS)) {
+        const struct pm_bin *b = &pm_bins[bin];
+        uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
+        if (pm_likely(rel < b->data_bytes && pm_div_size(b, rel) * b->size == rel && size <= b->size)) {
+            pm_tc_push(p, bin);
+            return;
+        }
+    }
+    free_slow(p, size, call);
+}
+
+PM_API void pm_free(void *p)
+{
+    dealloc(p, 0, "free");
+}
+
+/* ---- slow paths ---- */
+
+static void *alloc_big(size_t size)
+{
+    if (size <= PM_LARGE_MAX)
+        return pm_large_alloc(size);
+    void *p = size <= PTRDIFF_MAX ? pm_huge_alloc(size, PM_CHUNK) : 0;
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+/* Where a pointer handed to free, realloc or malloc_usable_size lives.
+ * Anything that is not a live object's start ends in pm_fatal. */
+struct where {
+    unsigned bin;              /* PM_NBINS for a huge object */
+    void *start;               /* the object (for large ones, its slot) */
+    size_t usable;             /* bytes from p to the end of the object */
+    struct pm_chunk_entry *huge;
+};
+
+static struct where locate(void *p, const char *call, const char *freed)
+{
+    uintptr_t a = (uintptr_t)p;
+    struct pm_chunk_entry *e = pm_chunk_entry_of(a);
+    uint32_t tag = e ? e->tag : 0;
+    struct where w = {PM_NBINS, p, 0, 0};
+    if (tag - 1 < PM_NBINS) {
+        w.bin = tag - 1;
+        const struct pm_bin *b = &pm_bins[w.bin];
+        uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
+        if (b->kind == PM_LARGE)
+            w.start = pm_large_slot(p, w.bin);
+        else if (rel >= b->data_bytes || pm_div_size(b, rel) * b->size != rel)
+            w.start = 0;
+        if (!w.start)
+            pm_fatal(call, p, "pointer inside an object, not at its start");
+        if (pm_tc_is_top(w.start, w.bin))
+            pm_fatal(call, p, freed);
+        w.usable = (size_t)((char *)w.start + b->size - (char *)p);
+        return w;
+    }
+    switch (tag & PM_TAG_KIND) {
+    case PM_TAG_HUGE:
+        if (a & (PM_CHUNK - 1))
+            pm_fatal(call, p, "pointer inside an object, not at its start");
+        w.huge = e;
+        w.usable = pm_huge_usable(e);
+        return w;
+    case PM_TAG_HUGE_FREE:
+        pm_fatal(call, p, freed);
+    case PM_TAG_HUGE_BODY:
+        pm_fatal(call, p, "pointer inside an object, not at its start");
+    default:
+        pm_fatal(call, p, "pointer not allocated by primalloc");
+    }
+}
+
+static void release(const struct where *w)
+{
+    if (w->huge)
+        pm_huge_free(w->start, w->huge);
+    else
+        pm_tc_push(w->start, w->bin);
+}
+
+static void free_slow(void *p, size_t size, const char *call)
+{
+    if (!p)
+        return;
+    struct where w = locate(p, call, "double free");
+    if (size > w.usable)
+        pm_fatal(call, p, "size larger than the object");
+    release(&w);
+}
+
+static void *alloc_aligned(size_t align, size_t size)
+{
+    if (align <= PM_ALIGN)
+        return pm_malloc(size);
+    if (size <= PM_LOOKUP_MAX) {
+        unsigned bin = pm_bin_of_small(size);
+        if (align <= 1ul << pm_bins[bin].align_log)
+            return pm_tc_pop(bin);
+    }
+    size_t need = size > align ? size : align;
+    if (need <= 1ul << PM_POW2_MAX_LOG)
+        return pm_tc_pop(pm_pow2_bin_by_log[64 - __builtin_clzl(need - 1)]);
+    if (align <= PM_PAGE && size <= PM_LARGE_MAX)
+        return pm_large_alloc_aligned(size);
+    void *p = size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align) : 0;
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+static int is_pow2(size_t x)
+{
+    return x && !(x & (x - 1));
+}
+
+/* ---- the rest of the API ---- */
+
+PM_API void *pm_calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total) || total > PTRDIFF_MAX) {
+        errno = ENOMEM;
+        return 0;
+    }
+    void *p = pm_malloc(total);
+    /* Huge memory comes straight from the kernel or from uncommitted runs:
+     * it is zero already. */
+    if (p && total <= PM_LARGE_MAX)
+        memset(p, 0, total);
+    return p;
+}
+
+PM_API void *pm_realloc(void *p, size_t size)
+{
+    if (!p)
+        return pm_malloc(size);
+    if (!size) {
+        pm_free(p);
+        return 0;
+    }
+    struct where w = locate(p, "realloc", "pointer already freed");
+    if (w.huge) {
+        if (size > PM_LARGE_MAX && pm_huge_resize(p, w.huge, size))
+            return p;
+    } else if (size <= w.usable && size >= w.usable / 2) {
+        return p;
+    }
+    void *q = pm_malloc(size);
+    if (!q)
+        return 0;
+    memcpy(q, p, size < w.usable ? size : w.usable);
+    release(&w);
+    return q;
+}
+
+PM_API void *pm_reallocarray(void *p, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return 0;
+    }
+    return pm_realloc(p, total);
+}
+
+PM_API int pm_posix_memalign(void **out, size_t align, size_t size)
+{
+    if (!is_pow2(align) || align % sizeof(void *))
+        return EINVAL;
+    int saved = errno;
+    void *p = alloc_aligned(align, size);
+    errno = saved;
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+PM_API void *pm_aligned_alloc(size_t align, size_t size)
+{
+    if (!is_pow2(align)) {
+        errno = EINVAL;
+        return 0;
+    }
+    return alloc_aligned(align, size);
+}
+
+/* glibc's memalign rounds a non-power-of-two alignment up. */
+PM_API void *pm_memalign(size_t align, size_t size)
+{
+    if (align > SIZE_MAX / 2 + 1) {
+        errno = EINVAL;
+        return 0;
+    }
+    if (align > 1 && !is_pow2(align))
+        align = 1ul << (64 - __builtin_clzl(align - 1));
+    return alloc_aligned(align, size);
+}
+
+PM_API void *pm_valloc(size_t size)
+{
+    return alloc_aligned(PM_PAGE, size);
+}
+
+PM_API void *pm_pvalloc(size_t size)
+{
+    size_t rounded = (size + PM_PAGE - 1) & ~(PM_PAGE - 1);
+    if (rounded < size) {
+        errno = ENOMEM;
+        return 0;
+    }
+    return alloc_aligned(PM_PAGE, rounded ? rounded : PM_PAGE);
+}
+
+PM_API size_t pm_malloc_usable_size(const void *p)
+{
+    return p ? locate((void *)p, "malloc_usable_size", "pointer already freed").usable : 0;
+}
+
+PM_API void pm_free_sized(void *p, size_t size)
+{
+    dealloc(p, size, "free_sized");
+}
+
+PM_API void pm_free_aligned_sized(void *p, size_t align, size_t size)
+{
+    if (pm_unlikely((uintptr_t)p & (align - 1)))
+        pm_fatal("free_aligned_sized", p, "pointer not aligned as stated");
+    dealloc(p, size, "free_aligned_sized");
+}
+
+PM_API int pm_trim(void)
+{
+    pm_tc_flush();
+    pm_cache_drain();
+    return 1;
+}
+
+
+/* ---- process-wide events ---- */
+
+/* Every lock is held across fork, in the order the code nests them, so
+ * that the child starts with consistent structures. */
+static void prefork(void)
+{
+    pm_cache_prefork();
+    pm_folio_prefork();
+    pm_huge_prefork();
+    pm_chunk_prefork();
+}
+
+static void postfork(void)
+{
+    pm_chunk_postfork();
+    pm_huge_postfork();
+    pm_folio_postfork();
+    pm_cache_postfork();
+}
+
+__attribute__((constructor)) static void pm_register_fork(void)
+{
+    pthread_atfork(prefork, postfork, postfork);
+}
+
+#ifdef PM_STD_NAMES
+static int trim_with_pad(size_t pad)
+{
+    (void)pad;
+    return pm_trim();
+}
+
+/* No tuning knobs: every option is accepted and changes nothing. */
+static int mallopt_accepted(int option, int value)
+{
+    (void)option;
+    (void)value;
+    return 1;
+}
+
+#define PM_STD(name, ours) extern __typeof(ours) name __attribute__((alias(#ours), visibility("default")))
+PM_STD(malloc, pm_malloc);
+PM_STD(free, pm_free);
+PM_STD(calloc, pm_calloc);
+PM_STD(realloc, pm_realloc);
+PM_STD(reallocarray, pm_reallocarray);
+PM_STD(posix_memalign, pm_posix_memalign);
+PM_STD(aligned_alloc, pm_aligned_alloc);
+PM_STD(memalign, pm_memalign);
+PM_STD(valloc, pm_valloc);
+PM_STD(pvalloc, pm_pvalloc);
+PM_STD(malloc_usable_size, pm_malloc_usable_size);
+PM_STD(free_sized, pm_free_sized);
+PM_STD(free_aligned_sized, pm_free_aligned_sized);
+PM_STD(cfree, pm_free);
+PM_STD(malloc_trim, trim_with_pad);
+PM_STD(mallopt, mallopt_accepted);
+#endif

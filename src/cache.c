@@ -1,0 +1,194 @@
+#include "cache.h"
+#include "folio.h"
+#include "lock.h"
+#include "os.h"
+#include "sizeclass.h"
+
+#define NEXT_BATCH(b) (((void **)(b))[1])
+
+struct chain {
+    void *first; /* top batch */
+    size_t nbatches;
+};
+
+/* The lock has a cache line of its own, apart from the lists it guards, so
+ * that a waiter spinning on it does not pull the lists away from the
+ * holder (section 8). */
+struct cpu_bin {
+    pm_lock lock;
+    char pad1[60];
+    struct chain cur, full;
+    char pad2[64 - 2 * sizeof(struct chain)];
+};
+_Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
+
+#define GLOBAL_MAX 64
+
+struct global_bin {
+    pm_lock lock;
+    unsigned n;
+    struct chain chains[GLOBAL_MAX];
+} __attribute__((aligned(64)));
+
+static struct global_bin globals[PM_NBINS];
+static struct cpu_bin *cpus; /* [slot][bin] */
+static unsigned nslots, global_cap;
+static pm_lock init_lock;
+
+static void init(void)
+{
+    pm_lock_take(&init_lock);
+    if (!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) {
+        unsigned n = pm_os_cpu_slots();
+        size_t bytes = ((size_t)n * PM_NBINS * sizeof(struct cpu_bin) + PM_PAGE - 1) & ~(PM_PAGE - 1);
+        struct cpu_bin *c = pm_os_map(bytes, PM_PAGE);
+        if (!c)
+            pm_fatal("malloc", 0, "cannot map the per-CPU caches");
+        nslots = n;
+        global_cap = n < GLOBAL_MAX ? n : GLOBAL_MAX;
+        __atomic_store_n(&cpus, c, __ATOMIC_RELEASE);
+    }
+    pm_lock_drop(&init_lock);
+}
+
+static struct cpu_bin *my_cpu_bin(unsigned bin)
+{
+    if (pm_unlikely(!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)))
+        init();
+    struct cpu_bin *c = &cpus[(size_t)(pm_os_cpu() % nslots) * PM_NBINS + bin];
+    __builtin_prefetch(&c->cur, 1);
+    return c;
+}
+
+static void *chain_pop(struct chain *ch)
+{
+    void *b = ch->first;
+    if (b) {
+        ch->first = NEXT_BATCH(b);
+        ch->nbatches--;
+    }
+    return b;
+}
+
+static void chain_push(struct chain *ch, void *batch)
+{
+    NEXT_BATCH(batch) = ch->first;
+    ch->first = batch;
+    ch->nbatches++;
+}
+
+static void chain_free(unsigned bin, struct chain ch)
+{
+    for (void *b; (b = chain_pop(&ch));)
+        pm_folio_free_list(bin, b, "free");
+}
+
+void *pm_cache_get(unsigned bin)
+{
+    struct cpu_bin *c = my_cpu_bin(bin);
+    pm_lock_take(&c->lock);
+    void *batch = chain_pop(&c->cur);
+    if (!batch && c->full.first) {
+        c->cur = c->full;
+        c->full = (struct chain){0, 0};
+        batch = chain_pop(&c->cur);
+    }
+    if (!batch) {
+        struct global_bin *g = &globals[bin];
+        pm_lock_take(&g->lock);
+        if (g->n)
+            c->cur = g->chains[--g->n];
+        pm_lock_drop(&g->lock);
+        batch = chain_pop(&c->cur);
+    }
+    pm_lock_drop(&c->lock);
+    return batch;
+}
+
+void pm_cache_put(unsigned bin, void *batch)
+{
+    struct cpu_bin *c = my_cpu_bin(bin);
+    struct chain spill = {0, 0};
+    pm_lock_take(&c->lock);
+    if (c->cur.nbatches < pm_bins[bin].cpu_batches) {
+        chain_push(&c->cur, batch);
+    } else {
+        /* cur is full: it becomes the spare, and an older spare moves to
+         * the global level whole. */
+        spill = c->full;
+        c->full = c->cur;
+        c->cur = (struct chain){0, 0};
+        chain_push(&c->cur, batch);
+        if (spill.first) {
+            struct global_bin *g = &globals[bin];
+            pm_lock_take(&g->lock);
+            if (g->n < global_cap) {
+                g->chains[g->n++] = spill;
+                spill = (struct chain){0, 0};
+            }
+            pm_lock_drop(&g->lock);
+        }
+    }
+    pm_lock_drop(&c->lock);
+    chain_free(bin, spill);
+}
+
+void pm_cache_drain(void)
+{
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        for (unsigned s = 0; cpus && s < nslots; s++) {
+            struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
+            pm_lock_take(&c->lock);
+            struct chain cur = c->cur, full = c->full;
+            c->cur = c->full = (struct chain){0, 0};
+            pm_lock_drop(&c->lock);
+            chain_free(bin, cur);
+            chain_free(bin, full);
+        }
+        struct global_bin *g = &globals[bin];
+        for (;;) {
+            pm_lock_take(&g->lock);
+            struct chain ch = g->n ? g->chains[--g->n] : (struct chain){0, 0};
+            pm_lock_drop(&g->lock);
+            if (!ch.first)
+                break;
+            chain_free(bin, ch);
+        }
+    }
+}
+
+size_t pm_cache_count(unsigned bin)
+{
+    size_t batches = 0;
+    for (unsigned s = 0; cpus && s < nslots; s++) {
+        struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
+        pm_lock_take(&c->lock);
+        batches += c->cur.nbatches + c->full.nbatches;
+        pm_lock_drop(&c->lock);
+    }
+    struct global_bin *g = &globals[bin];
+    pm_lock_take(&g->lock);
+    for (unsigned i = 0; i < g->n; i++)
+        batches += g->chains[i].nbatches;
+    pm_lock_drop(&g->lock);
+    return batches * pm_bins[bin].batch;
+}
+
+/* Lock order, here and everywhere: CPU level, then global level. */
+void pm_cache_prefork(void)
+{
+    pm_lock_take(&init_lock);
+    for (size_t i = 0; cpus && i < (size_t)nslots * PM_NBINS; i++)
+        pm_lock_take(&cpus[i].lock);
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        pm_lock_take(&globals[bin].lock);
+}
+
+void pm_cache_postfork(void)
+{
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        pm_lock_drop(&globals[bin].lock);
+    for (size_t i = 0; cpus && i < (size_t)nslots * PM_NBINS; i++)
+        pm_lock_drop(&cpus[i].lock);
+    pm_lock_drop(&init_lock);
+}

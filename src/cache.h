@@ -1,0 +1,32 @@
+/* The shared cache levels of each bin (supermalloc-ismm2015.txt section 8):
+ * per CPU, two lists of about 1 MiB; globally, up to P such lists.
+ *
+ * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
+ * free objects linked through their first word, NULL-terminated.  Batches
+ * stack into a list through the second word of their first object, so
+ * every move between levels is a few pointer writes under one lock.
+ *
+ * Promises: a batch put is got back whole or reaches the folios; nothing
+ * is lost or duplicated. */
+#ifndef PM_CACHE_H
+#define PM_CACHE_H
+
+#include <stddef.h>
+
+/* A full batch of bin from this CPU's cache or the global one, or NULL. */
+void *pm_cache_get(unsigned bin);
+
+/* Hands a full batch of bin to this CPU's cache; what overflows the global
+ * level goes back to the folios. */
+void pm_cache_put(unsigned bin, void *batch);
+
+/* Returns every cached object to its folio. */
+void pm_cache_drain(void);
+
+/* Objects of bin held by the CPU and global levels (for tests). */
+size_t pm_cache_count(unsigned bin);
+
+void pm_cache_prefork(void);
+void pm_cache_postfork(void);
+
+#endif

@@ -1,0 +1,34 @@
+/* The global structure of each bin: folios of small, medium and large
+ * objects, allocated fullest-first (supermalloc-ismm2015.txt sections 3-5).
+ *
+ * Each chunk starts with PM_HEADER_PAGES of bookkeeping: a record per folio
+ * with its free-object bitmap and its links in the bin's fullness lists
+ * (one list per free count, plus a bitmap of the non-empty lists).  The
+ * data pages hold only objects, so a folio whose objects are all free is
+ * given back to the kernel whole.
+ *
+ * Promises: objects handed out are distinct and were free; freeing an
+ * object that is already free in its folio, or a pointer that is not an
+ * object's start, ends in pm_fatal naming `call`.  Lists are linked
+ * through each object's first word and end with NULL. */
+#ifndef PM_FOLIO_H
+#define PM_FOLIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Up to `want` objects of bin as a list; *got says how many (fewer only
+ * when memory ran out).  NULL when none could be had. */
+void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got);
+
+/* Gives every object of the list back to its folio. */
+void pm_folio_free_list(unsigned bin, void *head, const char *call);
+
+/* For tests and statistics: objects of bin ever carved into folios, and
+ * how many of them are free in their folios now. */
+void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios);
+
+void pm_folio_prefork(void);
+void pm_folio_postfork(void);
+
+#endif

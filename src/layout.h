@@ -1,0 +1,40 @@
+/* Geometry shared by the allocator and its size-class generator.
+ * Chunks are 2 MiB, 2 MiB-aligned, and hold objects of one bin; their first
+ * pages hold the folio metadata so that data pages can be uncommitted
+ * (supermalloc-ismm2015.txt sections 2-3). */
+#ifndef PM_LAYOUT_H
+#define PM_LAYOUT_H
+
+#define PM_PAGE_SHIFT 12
+#define PM_PAGE (1ul << PM_PAGE_SHIFT)
+#define PM_CHUNK_SHIFT 21
+#define PM_CHUNK (1ul << PM_CHUNK_SHIFT)
+#define PM_LINE 64
+
+/* Header pages at the start of each chunk: one 64-byte folio record for
+ * each of up to 504 one-page folios, plus the chunk record. */
+#define PM_HEADER_PAGES 8
+#define PM_DATA_START (PM_HEADER_PAGES * PM_PAGE)
+#define PM_FOLIO_RECORD 64
+#define PM_MAX_FOLIOS ((PM_CHUNK - PM_DATA_START) / PM_PAGE)
+
+/* A folio's free bitmap has this many bits. */
+#define PM_MAX_FOLIO_OBJS 256
+
+/* Cache sizing (section 8): a thread list holds about 8 KiB of objects,
+ * a CPU list about 1 MiB. */
+#define PM_THREAD_LIST_BYTES 8192
+#define PM_CPU_LIST_BYTES (1ul << 20)
+
+/* Smallest object: two words, because a cached batch links to the next
+ * batch through its first object's second word. */
+#define PM_MIN_OBJECT 16
+#define PM_ALIGN 16
+
+/* Large objects: page multiples up to what fits twice in a chunk.  A
+ * random offset of up to a page less a line spreads them over cache sets. */
+#define PM_LARGE_MIN_PAGES 4
+#define PM_LARGE_MAX_PAGES ((PM_CHUNK - PM_DATA_START) / PM_PAGE / 2)
+#define PM_LARGE_MAX (PM_LARGE_MAX_PAGES * PM_PAGE)
+
+#endif

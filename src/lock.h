@@ -1,0 +1,31 @@
+/* A futex mutex: one compare-and-swap to take it and one exchange to drop
+ * it when uncontended; waiters sleep in the kernel, so a preempted holder
+ * on an oversubscribed machine costs sleepers nothing.
+ * A zero-filled pm_lock is unlocked. */
+#ifndef PM_LOCK_H
+#define PM_LOCK_H
+
+#include <stdint.h>
+#include "os.h"
+
+typedef struct {
+    uint32_t state; /* 0 free, 1 held, 2 held with waiters */
+} pm_lock;
+
+void pm_lock_wait(pm_lock *l);
+
+static inline void pm_lock_take(pm_lock *l)
+{
+    uint32_t free_state = 0;
+    if (pm_unlikely(!__atomic_compare_exchange_n(&l->state, &free_state, 1, 0, __ATOMIC_ACQUIRE,
+                                                 __ATOMIC_RELAXED)))
+        pm_lock_wait(l);
+}
+
+static inline void pm_lock_drop(pm_lock *l)
+{
+    if (pm_unlikely(__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2))
+        pm_os_futex_wake(&l->state);
+}
+
+#endif

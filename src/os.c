@@ -1,0 +1,144 @@
+/* Platform layer: mmap, madvise, futex, CPU number, error output.
+ * Linux only; nothing here calls malloc or stdio. */
+#define _GNU_SOURCE
+#include "os.h"
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "layout.h"
+
+void *pm_os_map(size_t size, size_t align)
+{
+    int saved = errno;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    if (((uintptr_t)p & (align - 1)) == 0)
+        return p;
+    /* Not aligned: map again with room to trim to an aligned range. */
+    munmap(p, size);
+    size_t span = size + align - PM_PAGE;
+    char *q = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (q == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    char *a = (char *)(((uintptr_t)q + align - 1) & ~(uintptr_t)(align - 1));
+    if (a > q)
+        munmap(q, a - q);
+    if (q + span > a + size)
+        munmap(a + size, q + span - (a + size));
+    return a;
+}
+
+void pm_os_unmap(void *p, size_t size)
+{
+    munmap(p, size);
+}
+
+void pm_os_uncommit(void *p, size_t size)
+{
+    int saved = errno;
+    madvise(p, size, MADV_DONTNEED);
+    errno = saved;
+}
+
+void pm_os_hugepage(void *p, size_t size)
+{
+    int saved = errno;
+    madvise(p, size, MADV_HUGEPAGE);
+    errno = saved;
+}
+
+/* glibc (2.35 and later) registers rseq for every thread; its cpu_id field
+ * is the cheapest way to learn the current CPU. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+unsigned pm_os_cpu(void)
+{
+    if (&__rseq_size && __rseq_size >= 8) {
+        const volatile int32_t *rs =
+            (const volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
+        int32_t cpu = rs[1];
+        if (cpu >= 0)
+            return (unsigned)cpu;
+    }
+    int cpu = sched_getcpu();
+    return cpu < 0 ? 0 : (unsigned)cpu;
+}
+
+unsigned pm_os_cpu_slots(void)
+{
+    unsigned long mask[16];
+    long n = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    unsigned highest = 0;
+    for (long w = 0; w < n / (long)sizeof mask[0]; w++)
+        for (unsigned b = 0; b < 64; b++)
+            if (mask[w] >> b & 1)
+                highest = (unsigned)w * 64 + b;
+    return highest + 1;
+}
+
+void pm_os_futex_wait(uint32_t *addr, uint32_t val)
+{
+    int saved = errno;
+    syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+    errno = saved;
+}
+
+void pm_os_futex_wake(uint32_t *addr)
+{
+    int saved = errno;
+    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved;
+}
+
+void pm_os_yield(void)
+{
+    sched_yield();
+}
+
+uint64_t pm_os_random_seed(void)
+{
+    uint64_t r = 0;
+    const void *at = (const void *)getauxval(AT_RANDOM);
+    if (at)
+        memcpy(&r, at, sizeof r);
+    return r ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&r;
+}
+
+static char *put_str(char *o, const char *s)
+{
+    while (*s)
+        *o++ = *s++;
+    return o;
+}
+
+_Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
+{
+    char buf[160];
+    char *o = put_str(buf, "primalloc: ");
+    o = put_str(o, call);
+    o = put_str(o, "(0x");
+    uintptr_t v = (uintptr_t)ptr;
+    int digits = 1;
+    while (digits < 16 && v >> (4 * digits))
+        digits++;
+    for (int i = digits - 1; i >= 0; i--)
+        *o++ = "0123456789abcdef"[v >> (4 * i) & 15];
+    o = put_str(o, "): ");
+    o = put_str(o, what);
+    *o++ = '\n';
+    ssize_t ignored = write(2, buf, (size_t)(o - buf));
+    (void)ignored;
+    abort();
+}

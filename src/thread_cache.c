@@ -1,0 +1,128 @@
+#include "thread_cache.h"
+#include <errno.h>
+#include <pthread.h>
+#include "cache.h"
+#include "folio.h"
+
+__thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
+
+enum { TC_NEW, TC_LIVE, TC_DEAD };
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void tc_release(void)
+{
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        struct pm_tbin *t = &pm_tc.bins[bin];
+        if (t->head)
+            pm_folio_free_list(bin, t->head, "free");
+        t->head = 0;
+        t->room = pm_tc.state == TC_LIVE ? pm_bins[bin].batch : 0;
+        if (pm_tc.spare[bin])
+            pm_cache_put(bin, pm_tc.spare[bin]);
+        pm_tc.spare[bin] = 0;
+    }
+}
+
+/* Runs at thread exit.  Frees that come later in the thread's teardown
+ * (other destructors) bypass the cache: the thread is marked dead. */
+static void tc_exit(void *unused)
+{
+    (void)unused;
+    pm_tc.state = TC_DEAD;
+    tc_release();
+}
+
+static void make_exit_key(void)
+{
+    if (pthread_key_create(&exit_key, tc_exit))
+        pm_fatal("malloc", 0, "no thread-specific key left for thread exit");
+}
+
+/* The state is set before pthread_setspecific, which may itself allocate:
+ * such a nested call finds a live, empty cache. */
+static void tc_start(void)
+{
+    pm_tc.state = TC_LIVE;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        pm_tc.bins[bin].room = pm_bins[bin].batch;
+    pthread_once(&exit_key_once, make_exit_key);
+    pthread_setspecific(exit_key, &pm_tc);
+}
+
+void *pm_tc_refill(unsigned bin)
+{
+    unsigned n = pm_bins[bin].batch;
+    if (pm_unlikely(pm_tc.state != TC_LIVE)) {
+        if (pm_tc.state == TC_DEAD) {
+            void *p = pm_folio_alloc(bin, 1, &n);
+            if (!p)
+                errno = ENOMEM;
+            return p;
+        }
+        tc_start();
+    }
+    void *list = pm_tc.spare[bin];
+    if (list)
+        pm_tc.spare[bin] = 0;
+    else
+        list = pm_cache_get(bin);
+    if (!list && !(list = pm_folio_alloc(bin, n, &n))) {
+        errno = ENOMEM;
+        return 0;
+    }
+    struct pm_tbin *t = &pm_tc.bins[bin];
+    t->head = *(void **)list;
+    t->room = pm_bins[bin].batch - n + 1;
+    return list;
+}
+
+void pm_tc_overflow(void *p, unsigned bin)
+{
+    struct pm_tbin *t = &pm_tc.bins[bin];
+    if (p == t->head)
+        pm_fatal("free", p, "double free");
+    if (pm_tc.state != TC_LIVE) {
+        if (pm_tc.state == TC_DEAD) {
+            *(void **)p = 0;
+            pm_folio_free_list(bin, p, "free");
+            return;
+        }
+        tc_start();
+        pm_tc_push(p, bin);
+        return;
+    }
+    /* The list is a full batch: it becomes the spare, and the old spare
+     * goes to the CPU level. */
+    if (pm_tc.spare[bin])
+        pm_cache_put(bin, pm_tc.spare[bin]);
+    pm_tc.spare[bin] = t->head;
+    *(void **)p = 0;
+    t->head = p;
+    t->room = pm_bins[bin].batch - 1;
+}
+
+uint64_t pm_tc_random(void)
+{
+    uint64_t x = pm_tc.rng;
+    if (pm_unlikely(!x))
+        x = pm_os_random_seed() | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    pm_tc.rng = x;
+    return x;
+}
+
+void pm_tc_flush(void)
+{
+    tc_release();
+}
+
+size_t pm_tc_count(unsigned bin)
+{
+    if (pm_tc.state != TC_LIVE)
+        return 0;
+    return pm_bins[bin].batch - pm_tc.bins[bin].room + (pm_tc.spare[bin] ? pm_bins[bin].batch : 0);
+}

@@ -1,0 +1,78 @@
+/* The per-thread cache: for each bin, the list malloc pops from and free
+ * pushes to, and one spare full batch (supermalloc-ismm2015.txt section 8,
+ * made as lean as a thread-local pop and push).
+ *
+ * Promises: pm_tc_pop and pm_tc_push touch only this thread's data unless
+ * the list is empty or full; the slow paths move whole batches to and from
+ * the shared levels.  A thread's objects return to the shared levels when
+ * it exits.  A free of the object on top of the list aborts as a double
+ * free. */
+#ifndef PM_THREAD_CACHE_H
+#define PM_THREAD_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "os.h"
+#include "sizeclass.h"
+
+struct pm_tbin {
+    void *head;    /* free objects linked through their first word */
+    uint32_t room; /* how many more objects the list takes; 0 until the
+                      thread's cache is started, so the first free of a
+                      thread takes the slow path */
+    uint32_t unused;
+};
+
+struct pm_thread_cache {
+    struct pm_tbin bins[PM_NBINS];
+    void *spare[PM_NBINS]; /* a full batch, or NULL */
+    uint64_t rng;
+    uint32_t state;
+};
+
+extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
+
+void *pm_tc_refill(unsigned bin);
+void pm_tc_overflow(void *p, unsigned bin);
+
+static inline void *pm_tc_pop(unsigned bin)
+{
+    struct pm_tbin *t = &pm_tc.bins[bin];
+    void *p = t->head;
+    if (pm_likely(p)) {
+        t->head = *(void **)p;
+        t->room++;
+        return p;
+    }
+    return pm_tc_refill(bin);
+}
+
+static inline void pm_tc_push(void *p, unsigned bin)
+{
+    struct pm_tbin *t = &pm_tc.bins[bin];
+    if (pm_likely(t->room && p != t->head)) {
+        *(void **)p = t->head;
+        t->head = p;
+        t->room--;
+        return;
+    }
+    pm_tc_overflow(p, bin);
+}
+
+/* Is p the object this thread freed last into bin?  (The one cheap
+ * use-after-free check.) */
+static inline int pm_tc_is_top(const void *p, unsigned bin)
+{
+    return p == pm_tc.bins[bin].head;
+}
+
+/* A per-thread pseudo-random number (xorshift), for large-object offsets. */
+uint64_t pm_tc_random(void);
+
+/* Returns this thread's cached objects to the shared levels. */
+void pm_tc_flush(void);
+
+/* Objects of bin cached by this thread (for tests). */
+size_t pm_tc_count(unsigned bin);
+
+#endif

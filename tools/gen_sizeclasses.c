@@ -1,0 +1,255 @@
+/* The size-class generator (supermalloc-ismm2015.txt section 7, the
+ * "metaprogram").  It chooses every bin, its folio and its cache sizes,
+ * derives the multiply-and-shift constants that replace division, checks
+ * them for every offset in a chunk, and writes them as a C header.
+ *
+ * Classes (documented in docs/DESIGN.md):
+ *  small   16..256 B, multiples of 16 so every object is 16-byte aligned:
+ *          16, 32, 48, 64, then k*2^i (k = 4..7), at most 25% apart above 64;
+ *  medium  prime multiples of the 64-byte line, plus 9 and 15 lines, each
+ *          the largest candidate within 25% of the previous when there is one;
+ *  pow2    512..8192 B, used only for aligned requests;
+ *  large   page multiples k*2^i pages from 4 pages to what fits twice in a
+ *          chunk, handed out with a random cache-line offset;
+ *  huge    anything bigger (not a bin: power-of-two chunk runs).
+ * Folios are the fewest whole pages that hold a whole number of objects,
+ * so no object straddles a folio end and no page end is wasted. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "../src/layout.h"
+
+enum { SMALL, MEDIUM, POW2, LARGE };
+static const char *kind_name[] = {"PM_SMALL", "PM_MEDIUM", "PM_POW2", "PM_LARGE"};
+
+struct bin {
+    unsigned long size;
+    int kind;
+    unsigned long folio_bytes, objs_per_folio, folios, objs_per_chunk;
+    unsigned long magic, shift, batch, cpu_batches, align;
+};
+
+#define MAXBINS 128
+static struct bin bins[MAXBINS];
+static int nbins;
+
+static void die(const char *what, unsigned long v)
+{
+    fprintf(stderr, "gen_sizeclasses: %s (%lu)\n", what, v);
+    exit(1);
+}
+
+static unsigned long gcd(unsigned long a, unsigned long b)
+{
+    while (b) {
+        unsigned long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int is_prime(unsigned long n)
+{
+    if (n < 2)
+        return 0;
+    for (unsigned long d = 2; d * d <= n; d++)
+        if (n % d == 0)
+            return 0;
+    return 1;
+}
+
+static int is_medium_candidate(unsigned long lines)
+{
+    return is_prime(lines) || lines == 9 || lines == 15;
+}
+
+static unsigned log2_exact(unsigned long v)
+{
+    unsigned l = 0;
+    while ((1ul << l) < v)
+        l++;
+    if ((1ul << l) != v)
+        die("not a power of two", v);
+    return l;
+}
+
+/* Smallest m, s with x / d == (x * m) >> s for every x < PM_CHUNK,
+ * verified exhaustively. */
+static void find_magic(struct bin *b)
+{
+    for (unsigned long s = 0; s < 64; s++) {
+        unsigned long m = ((1ul << s) + b->size - 1) / b->size;
+        if (m >> 32)
+            break;
+        unsigned long x;
+        for (x = 0; x < PM_CHUNK; x++)
+            if ((x * m) >> s != x / b->size)
+                break;
+        if (x == PM_CHUNK) {
+            b->magic = m;
+            b->shift = s;
+            return;
+        }
+    }
+    die("no magic division for size", b->size);
+}
+
+static void add_bin(unsigned long size, int kind)
+{
+    if (nbins == MAXBINS)
+        die("too many bins", size);
+    struct bin *b = &bins[nbins++];
+    b->size = size;
+    b->kind = kind;
+    if (kind == LARGE) {
+        b->folio_bytes = size;
+    } else {
+        unsigned long pages = size / gcd(size, PM_PAGE);
+        b->folio_bytes = pages * PM_PAGE;
+    }
+    b->objs_per_folio = b->folio_bytes / size;
+    if (b->objs_per_folio > PM_MAX_FOLIO_OBJS)
+        die("too many objects per folio", size);
+    log2_exact(b->objs_per_folio);
+    b->folios = (PM_CHUNK - PM_DATA_START) / b->folio_bytes;
+    if (b->folios == 0 || b->folios > PM_MAX_FOLIOS)
+        die("folio does not fit a chunk", size);
+    b->objs_per_chunk = b->folios * b->objs_per_folio;
+    /* Objects sit at chunk + PM_DATA_START + i * size. */
+    unsigned long low = size & -size, data_low = PM_DATA_START & -PM_DATA_START;
+    b->align = low < data_low ? low : data_low;
+    if (b->align < PM_ALIGN)
+        die("object not 16-byte aligned", size);
+    b->batch = kind == LARGE ? 1 : PM_THREAD_LIST_BYTES / size;
+    if (b->batch < 2 && kind != LARGE)
+        b->batch = 2;
+    b->cpu_batches = PM_CPU_LIST_BYTES / (b->batch * size);
+    if (b->cpu_batches < 1)
+        b->cpu_batches = 1;
+    find_magic(b);
+}
+
+static int by_size(const void *a, const void *b)
+{
+    const struct bin *x = a, *y = b;
+    return (x->size > y->size) - (x->size < y->size);
+}
+
+static void make_bins(void)
+{
+    /* small */
+    for (unsigned long s = 16; s <= 64; s += 16)
+        add_bin(s, SMALL);
+    for (unsigned long base = 64; base < 256; base *= 2)
+        for (unsigned long k = 5; k <= 8; k++)
+            add_bin(base / 4 * k, SMALL);
+    /* medium: from 5 lines while below a large object */
+    unsigned long lines = 5;
+    while (lines * PM_LINE < PM_LARGE_MIN_PAGES * PM_PAGE) {
+        add_bin(lines * PM_LINE, MEDIUM);
+        unsigned long next = 0;
+        for (unsigned long c = lines + 1; c * 4 <= lines * 5; c++)
+            if (is_medium_candidate(c))
+                next = c;
+        if (!next)
+            for (next = lines + 1; !is_medium_candidate(next); next++)
+                ;
+        lines = next;
+    }
+    /* powers of two for aligned requests, where no small bin is one */
+    for (unsigned long s = 512; s <= 8192; s *= 2)
+        add_bin(s, POW2);
+    /* large */
+    for (unsigned long base = 4; base <= PM_LARGE_MAX_PAGES; base *= 2)
+        for (unsigned long k = 4; k <= 7; k++) {
+            unsigned long pages = base / 4 * k;
+            if (pages <= PM_LARGE_MAX_PAGES)
+                add_bin(pages * PM_PAGE, LARGE);
+        }
+    if (bins[nbins - 1].size != PM_LARGE_MAX)
+        add_bin(PM_LARGE_MAX, LARGE);
+    qsort(bins, nbins, sizeof bins[0], by_size);
+    if (nbins > 255)
+        die("bin numbers must fit a byte", nbins);
+}
+
+/* Smallest bin of one of the given kinds that holds size. */
+static int smallest_fit(unsigned long size, int k1, int k2)
+{
+    for (int i = 0; i < nbins; i++)
+        if ((bins[i].kind == k1 || bins[i].kind == k2) && bins[i].size >= size)
+            return i;
+    return -1;
+}
+
+static void write_table(FILE *f)
+{
+    fprintf(f, "| bin | kind | size | folio | objects/folio | objects/chunk | "
+               "waste at chunk end | batch | CPU batches |\n"
+               "|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < nbins; i++) {
+        const struct bin *b = &bins[i];
+        unsigned long used = PM_DATA_START + b->folios * b->folio_bytes;
+        fprintf(f, "| %d | %s | %lu | %lu | %lu | %lu | %lu KiB | %lu | %lu |\n", i,
+                kind_name[b->kind] + 3, b->size, b->folio_bytes, b->objs_per_folio,
+                b->objs_per_chunk, (PM_CHUNK - used) / 1024, b->batch, b->cpu_batches);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: gen_sizeclasses OUT.h [TABLE.md]\n");
+        return 2;
+    }
+    make_bins();
+    unsigned long lookup_max = 0;
+    int first_large = -1;
+    for (int i = 0; i < nbins; i++) {
+        if (bins[i].kind == SMALL || bins[i].kind == MEDIUM)
+            lookup_max = bins[i].size;
+        if (bins[i].kind == LARGE && first_large < 0)
+            first_large = i;
+    }
+    FILE *f = fopen(argv[1], "w");
+    if (!f)
+        die("cannot write output", 0);
+    fprintf(f, "/* Generated by tools/gen_sizeclasses.c: do not edit. */\n"
+               "#ifndef PM_SIZECLASS_TABLE_H\n#define PM_SIZECLASS_TABLE_H\n\n");
+    fprintf(f, "#define PM_NBINS %d\n#define PM_LOOKUP_MAX %lu\n"
+               "#define PM_FIRST_LARGE_BIN %d\n#define PM_POW2_MAX_LOG 13\n\n",
+            nbins, lookup_max, first_large);
+    fprintf(f, "#define PM_BINS_INIT { \\\n");
+    for (int i = 0; i < nbins; i++) {
+        const struct bin *b = &bins[i];
+        fprintf(f, "    { .size = %lu, .magic = %lu, .shift = %lu, .kind = %s, "
+                   ".folio_log = %u, .align_log = %u, .batch = %lu, .cpu_batches = %lu, "
+                   ".data_bytes = %lu, .folio_bytes = %lu, .objs_per_chunk = %lu, .folios_per_chunk = %lu }, \\\n",
+                b->size, b->magic, b->shift, kind_name[b->kind], log2_exact(b->objs_per_folio),
+                log2_exact(b->align), b->batch, b->cpu_batches, b->objs_per_chunk * b->size, b->folio_bytes,
+                b->objs_per_chunk, b->folios);
+    }
+    fprintf(f, "}\n\n#define PM_BIN_BY_16_INIT {");
+    for (unsigned long i = 0; i <= (lookup_max + 15) / 16; i++)
+        fprintf(f, "%s%d,", i % 32 ? "" : " \\\n   ", smallest_fit(i ? i * 16 : 1, SMALL, MEDIUM));
+    fprintf(f, " }\n\n#define PM_LARGE_BIN_BY_PAGES_INIT {");
+    for (unsigned long p = 0; p <= PM_LARGE_MAX_PAGES; p++)
+        fprintf(f, "%s%d,", p % 32 ? "" : " \\\n   ",
+                p < PM_LARGE_MIN_PAGES ? first_large : smallest_fit(p * PM_PAGE, LARGE, LARGE));
+    fprintf(f, " }\n\n#define PM_POW2_BIN_BY_LOG_INIT {");
+    for (unsigned l = 0; l <= 13; l++)
+        fprintf(f, " %d,", l < 4 ? smallest_fit(16, SMALL, SMALL)
+                                 : smallest_fit(1ul << l, (1ul << l) <= 256 ? SMALL : POW2, POW2));
+    fprintf(f, " }\n\n#endif\n");
+    if (fclose(f))
+        die("cannot write output", 0);
+    if (argc == 3) {
+        FILE *t = fopen(argv[2], "w");
+        if (!t)
+            die("cannot write table", 0);
+        write_table(t);
+        fclose(t);
+    }
+    return 0;
+}
