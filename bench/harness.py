@@ -1,0 +1,349 @@
+"""Runs every benchmark workload under every allocator and reports.
+
+bench/run.sh calls this with Debian's python3 (standard library only).
+Knobs come from the environment (QUICK, ONLY, ALLOCATORS, THREADS, RUNS)
+or the matching options; see bench/README.md.  Each run is one process:
+its wall time, user and system time and max RSS come from wait4(), its
+own metric and self-check from the lines it prints ("metric NAME VALUE
+UNIT", "check ok" or "check FAILED ...")."""
+import argparse
+import csv
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import report
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+LIB = "/usr/lib/x86_64-linux-gnu/"
+# The peers as Debian installs them; tbbmalloc replaces malloc only
+# through its proxy library.
+PEERS = {
+    "glibc": None,
+    "jemalloc": LIB + "libjemalloc.so.2",
+    "tcmalloc": LIB + "libtcmalloc_minimal.so.4",
+    "mimalloc": LIB + "libmimalloc.so.2",
+    "tbbmalloc": LIB + "libtbbmalloc_proxy.so.2",
+}
+MODES = ("full", "quick", "tiny")
+
+
+class Workload:
+    """A program and its arguments at each size (full, quick, tiny).
+    threaded: it takes threads=N and is run at every thread count.
+    variants: further cells, each a name and extra arguments.
+    script: a shell script that preloads the allocator itself, into only
+    the program under test, from BENCH_PRELOAD."""
+
+    def __init__(self, name, cmd, sizes, threaded=False, variants=None,
+                 script=False, env=None, source=""):
+        self.name, self.cmd, self.sizes = name, cmd, sizes
+        self.threaded, self.script, self.env = threaded, script, env or {}
+        self.variants = variants or [("", "")]
+        self.source = source
+
+
+def c(prog, fixed=""):
+    return ["{build}/bench/" + prog] + fixed.split()
+
+
+WORKLOADS = [
+    Workload("malloc-test", c("malloc_test", "mode=original"),
+             ("objects=300000", "objects=50000", "objects=2000"), threaded=True),
+    Workload("malloc-test-batched", c("malloc_test", "mode=batched"),
+             ("objects=1000000", "objects=200000", "objects=8192"), threaded=True),
+    Workload("threadtest", c("threadtest", "size=64"),
+             ("objects=100000 rounds=60", "objects=20000 rounds=30", "objects=1000 rounds=3"),
+             threaded=True),
+    Workload("larson", c("larson", "min=7 max=500 slots=1000"),
+             ("rounds=30000 gens=20", "rounds=10000 gens=10", "rounds=500 gens=3"),
+             threaded=True),
+    Workload("shbench", c("shbench", "min=1 max=1000 remote=0"),
+             ("iters=60000", "iters=15000", "iters=300"), threaded=True),
+    Workload("shbench-remote", c("shbench", "min=1 max=1000 remote=1"),
+             ("iters=40000", "iters=10000", "iters=300"), threaded=True),
+    Workload("xmalloc", c("xmalloc", "min=8 max=1024 batch=64"),
+             ("objects=600000", "objects=150000", "objects=2000"), threaded=True),
+    Workload("cache-thrash", c("false_sharing", "mode=active size=8"),
+             ("iters=2000 writes=5000", "iters=500 writes=2000", "iters=20 writes=100"),
+             threaded=True),
+    Workload("cache-scratch", c("false_sharing", "mode=passive size=8"),
+             ("iters=2000 writes=5000", "iters=500 writes=2000", "iters=20 writes=100"),
+             threaded=True),
+    Workload("vyukov", c("vyukov_chain", "max=4096"),
+             ("threads=200 objects=50000", "threads=100 objects=10000",
+              "threads=20 objects=500")),
+    Workload("superserver", c("superserver", "kmin=4 kmax=20 life=1000"),
+             ("objects=600000", "objects=150000", "objects=3000"), threaded=True),
+    Workload("mstress", c("mstress", "maxlog=14"),
+             ("phases=10 iters=60000", "phases=5 iters=30000", "phases=3 iters=500"),
+             threaded=True),
+    Workload("alloc-test", c("alloc_test", "max=1024 slots=16384"),
+             ("ops=1500000", "ops=400000", "ops=5000"), threaded=True),
+    Workload("malloc-large", c("malloc_large", "min=5m max=25m"),
+             ("ops=150", "ops=40", "ops=5")),
+    Workload("microbench", c("microbench"),
+             ("pairs=20000000", "pairs=4000000", "pairs=10000"),
+             variants=[(str(s), "size=%d" % s) for s in
+                       (16, 64, 256, 1024, 4096, 16384, 65536)] + [("mixed", "size=0")]),
+    Workload("python3", ["/usr/bin/python3", BENCH + "/real/alloc_heavy.py"],
+             ("12", "4", "1"), env={"PYTHONMALLOC": "malloc"}),
+    Workload("perl", ["perl", BENCH + "/real/words.pl"], ("6", "2", "1")),
+    Workload("sqlite3", ["bash", BENCH + "/real/sqlite_load.sh"],
+             ("120000", "30000", "2000"), script=True),
+    Workload("redis", ["bash", BENCH + "/real/redis.sh"],
+             ("25000", "6000", "300"), script=True),
+]
+CALLGRIND_SIZES = (16, 64, 256, 1024)
+CALLGRIND_PAIRS = {"full": 200000, "quick": 100000, "tiny": 2000}
+
+
+class Cell:
+    """One row of the tables: a workload at one thread count / variant."""
+
+    def __init__(self, w, threads, variant):
+        self.workload, self.threads = w, threads
+        suffix, self.extra = variant
+        self.id = w.name + ("/t%d" % threads if threads else "") + \
+            ("/" + suffix if suffix else "")
+
+    def command(self, mode, build):
+        args = [a.format(build=build) for a in self.workload.cmd]
+        args += self.workload.sizes[MODES.index(mode)].split() + self.extra.split()
+        if self.threads:
+            args.append("threads=%d" % self.threads)
+        return args
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__)
+    env = os.environ.get
+    p.add_argument("--build", default="build")
+    p.add_argument("--quick", action="store_true", default=env("QUICK", "0") not in ("", "0"))
+    p.add_argument("--test", action="store_true",
+                   help="tiny sizes, one run, no report; exit 1 unless all pass")
+    p.add_argument("--only", default=env("ONLY", ""))
+    p.add_argument("--allocators", default=env("ALLOCATORS", ""))
+    p.add_argument("--threads", default=env("THREADS", ""))
+    p.add_argument("--runs", type=int, default=int(env("RUNS", "0")))
+    p.add_argument("--primalloc", help="the library (default BUILD/libprimalloc.so)")
+    p.add_argument("--list", action="store_true", help="print the workload names")
+    return p.parse_args()
+
+
+def words(s):
+    return [x for x in re.split(r"[,\s]+", s) if x]
+
+
+def select_cells(opts, mode):
+    only = words(opts.only)
+    known = [w.name for w in WORKLOADS] + ["callgrind"]
+    for name in only:
+        if name not in known:
+            sys.exit("unknown workload %r; known: %s" % (name, " ".join(known)))
+    threads = [int(t) for t in words(opts.threads)] or \
+        ([1, 3] if mode == "tiny" else [1, 2, 8, 32])
+    cells = []
+    for w in WORKLOADS:
+        if only and w.name not in only:
+            continue
+        for t in (threads if w.threaded else [0]):
+            for v in w.variants:
+                cells.append(Cell(w, t, v))
+    return cells, (not only or "callgrind" in only)
+
+
+def select_allocators(opts):
+    lib = opts.primalloc or os.path.join(opts.build, "libprimalloc.so")
+    table = dict(primalloc=lib, **PEERS)
+    names = words(opts.allocators) or list(table)
+    for n in names:
+        if n not in table:
+            sys.exit("unknown allocator %r; known: %s" % (n, " ".join(table)))
+    return [(n, table[n]) for n in names]
+
+
+def run_once(cmd, env, timeout):
+    """Runs cmd in its own session; returns a result dict.  GNU time forks
+    the run: the max RSS of a child forked straight from Python would
+    count Python's own memory, which the child held until its exec."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as usage:
+        t0 = time.monotonic()
+        p = subprocess.Popen(["/usr/bin/time", "-o", usage.name, "-f", "%U %S %M", "--"] + cmd,
+                             stdout=out, stderr=err, env=env, start_new_session=True)
+        timed_out = []
+
+        def kill():
+            timed_out.append(True)
+            os.killpg(p.pid, signal.SIGKILL)
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        p.wait()
+        wall = time.monotonic() - t0
+        timer.cancel()
+        try:  # anything the run left behind (a server) goes with it
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode(errors="replace")
+        stderr = err.read().decode(errors="replace")
+        report_lines = usage.read().splitlines()
+    user, sys_, rss = (float(x) for x in report_lines[-1].split()) \
+        if report_lines and len(report_lines[-1].split()) == 3 else (0.0, 0.0, 0.0)
+    died = re.search(r"terminated by signal (\d+)", "\n".join(report_lines))
+    metrics = {}
+    for m in re.finditer(r"^metric (\S+) (\S+) (\S+)$", stdout, re.M):
+        metrics[m.group(1)] = (float(m.group(2)), m.group(3))
+    code = p.returncode
+    if timed_out:
+        state = "TIMEOUT"
+    elif died:
+        state = "CRASH(signal %s)" % died.group(1)
+    elif re.search(r"^check FAILED", stdout, re.M):
+        state = "FAILED"
+    elif code != 0:
+        state = "CRASH(exit %d)" % code
+    elif not re.search(r"^check ok", stdout, re.M):
+        state = "FAILED(no check)"
+    else:
+        state = "ok"
+    return dict(status=state, exit=code, wall=wall, user=user, sys=sys_, maxrss_kib=rss,
+                metrics=metrics, stdout=stdout, stderr=stderr)
+
+
+def environment(cell_env, preload, script):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    env.update(cell_env)
+    if preload:
+        env["BENCH_PRELOAD" if script else "LD_PRELOAD"] = preload
+    return env
+
+
+def fmt_time(s):
+    s = int(s)
+    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
+
+
+class Progress:
+    def __init__(self, total):
+        self.total, self.done, self.start = total, 0, time.monotonic()
+
+    def step(self, label, result):
+        self.done += 1
+        spent = time.monotonic() - self.start
+        left = spent / self.done * (self.total - self.done)
+        print("[%4d/%d] %-28s %-6.3gs %-18s elapsed %s, about %s left" % (
+            self.done, self.total, label, result["wall"], result["status"],
+            fmt_time(spent), fmt_time(left)), flush=True)
+        if result["status"] != "ok":
+            tail = (result["stdout"] + result["stderr"]).strip().splitlines()[-6:]
+            for line in tail:
+                print("        | " + line[:200], flush=True)
+
+
+CSV_FIELDS = ["cell", "workload", "threads", "allocator", "run", "status", "exit",
+              "wall_s", "user_s", "sys_s", "maxrss_kib", "metrics"]
+
+
+def main():
+    opts = parse_args()
+    if opts.list:
+        print(" ".join([w.name for w in WORKLOADS] + ["callgrind"]))
+        return 0
+    mode = "tiny" if opts.test else "quick" if opts.quick else "full"
+    runs = opts.runs or (1 if mode != "full" else 3)
+    build = os.path.abspath(opts.build)
+    cells, with_callgrind = select_cells(opts, mode)
+    allocs = select_allocators(opts)
+    present = [(n, lib) for n, lib in allocs if lib is None or os.path.exists(lib)]
+    missing = [n for n, lib in allocs if (n, lib) not in present]
+    for n in missing:
+        print("allocator %s is missing (%s); its cells are reported MISSING" %
+              (n, dict(allocs)[n]))
+    timeout = {"full": 300, "quick": 120, "tiny": 120}[mode]
+
+    outdir = os.path.join(build, "bench")
+    os.makedirs(outdir, exist_ok=True)
+    results = []
+    csv_file = None
+    if not opts.test:
+        csv_file = open(os.path.join(outdir, "results.csv"), "w", newline="")
+        writer = csv.DictWriter(csv_file, CSV_FIELDS)
+        writer.writeheader()
+
+    cg_runs = len(CALLGRIND_SIZES) * 2 if with_callgrind else 0
+    progress = Progress((len(cells) * runs + cg_runs) * len(present))
+    print("%s mode: %d cells x %d allocators x %d runs, plus %d callgrind runs" % (
+        mode, len(cells), len(present), runs, cg_runs * len(present)), flush=True)
+    for cell in cells:
+        # Allocators alternate run by run, so drift hits them all alike.
+        for run in range(runs):
+            for name, lib in present:
+                r = run_once(cell.command(mode, build),
+                             environment(cell.workload.env, lib, cell.workload.script),
+                             timeout)
+                r.update(cell=cell, allocator=name, run=run)
+                results.append(r)
+                progress.step("%s %s #%d" % (cell.id, name, run + 1), r)
+                if csv_file:
+                    writer.writerow(dict(
+                        cell=cell.id, workload=cell.workload.name, threads=cell.threads,
+                        allocator=name, run=run + 1, status=r["status"], exit=r["exit"],
+                        wall_s="%.4f" % r["wall"], user_s="%.4f" % r["user"],
+                        sys_s="%.4f" % r["sys"], maxrss_kib=r["maxrss_kib"],
+                        metrics=";".join("%s=%g" % (k, v[0]) for k, v in r["metrics"].items())))
+                    csv_file.flush()
+    callgrind = run_callgrind(mode, build, present, progress) if with_callgrind else {}
+    if csv_file:
+        csv_file.close()
+
+    bad = [r for r in results if r["status"] != "ok"] + \
+        [v for v in callgrind.values() if isinstance(v, str)]
+    if opts.test:
+        if missing:
+            print("FAILED: missing allocator library: " + " ".join(missing))
+        return 1 if bad or missing else 0
+    report.write(outdir, mode, runs, cells, allocs, missing, results, callgrind)
+    print("wrote %s/results.csv, results.md and plots" % outdir)
+    return 0
+
+
+def run_callgrind(mode, build, allocs, progress):
+    """Instructions per malloc+free pair: runs of N and 2N pairs under
+    callgrind (which, unlike memcheck, leaves malloc to the preloaded
+    allocator); the difference divided by N leaves out start-up and exit.
+    Returns {(allocator, size): instructions or an error string}."""
+    out = {}
+    if not shutil.which("valgrind"):
+        return {(n, s): "no valgrind" for n, _ in allocs for s in CALLGRIND_SIZES}
+    n = CALLGRIND_PAIRS[mode]
+    for size in CALLGRIND_SIZES:
+        counts = {}
+        for pairs in (n, 2 * n):
+            for name, lib in allocs:
+                cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                       build + "/bench/microbench", "size=%d" % size, "pairs=%d" % pairs]
+                r = run_once(cmd, environment({}, lib, False), 600)
+                m = re.search(r"Collected : (\d+)", r["stderr"])
+                if r["status"] == "ok" and not m:
+                    r["status"] = "FAILED(no count)"
+                progress.step("callgrind/%d/%d %s" % (size, pairs, name), r)
+                counts.setdefault(name, []).append(int(m.group(1)) if m else r["status"])
+        for name, (a, b) in counts.items():
+            out[(name, size)] = (b - a) / n if isinstance(a, int) and isinstance(b, int) \
+                else (a if isinstance(a, str) else b)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+/* Single-thread fast-path cost: `pairs` malloc+free pairs of one size, or
+ * of sizes from a mixed distribution (size=0).  The object is written and
+ * read back so neither call can be skipped.  Run under callgrind with N
+ * and 2N pairs, the difference divided by N is the instructions per pair
+ * (bench/harness.py does this). */
+#include "common.h"
+
+#include <stdio.h>
+
+#define TABLE 1024
+
+int main(int argc, char **argv)
+{
+    args_init(argc, argv, "size=64 (0: mixed) pairs=10000000");
+    long size = arg_long("size", 64);
+    long pairs = arg_long("pairs", 10000000);
+    args_done();
+    if (size < 0 || pairs < 1) {
+        fprintf(stderr, "need size >= 0, pairs >= 1\n");
+        return 2;
+    }
+    /* Mixed: mostly small, a tail to 16 KiB (the exponent is geometric). */
+    uint32_t sizes[TABLE];
+    rng_t r;
+    rng_seed(&r, 7);
+    for (size_t i = 0; i < TABLE; i++) {
+        unsigned k = 3;
+        while (k < 13 && (rng_next(&r) & 1))
+            k++;
+        sizes[i] = size ? (uint32_t)size : (uint32_t)rng_range(&r, 1u << k, (2u << k) - 1);
+    }
+
+    uint64_t sum = 0, want = 0, misaligned = 0;
+    uint64_t t0 = now_ns();
+    for (long i = 0; i < pairs; i++) {
+        size_t s = sizes[i % TABLE];
+        unsigned char *p = malloc(s);
+        if (!p) {
+            check_fail("malloc(%zu) returned NULL", s);
+            break;
+        }
+        misaligned += (uintptr_t)p % (s >= 16 ? 16 : 8) != 0;
+        p[0] = (unsigned char)i;
+        p[s - 1] = (unsigned char)(i >> 8);
+        sum += *(volatile unsigned char *)&p[0] + *(volatile unsigned char *)&p[s - 1];
+        want += (unsigned char)i + (unsigned char)(i >> 8);
+        free(p);
+    }
+    double secs = (double)(now_ns() - t0) / 1e9;
+
+    if (sum != want)
+        check_fail("objects did not keep what was written to them");
+    if (misaligned)
+        check_fail("%llu objects were not aligned", (unsigned long long)misaligned);
+    checked_add((uint64_t)pairs);
+    metric("ns_per_pair", secs * 1e9 / (double)pairs, "ns");
+    return bench_finish();
+}
