@@ -35,7 +35,9 @@ enum {
     PM_TAG_KIND = 0xf00,
 };
 
+#pragma GCC visibility push(hidden)
 extern struct pm_chunk_entry pm_chunk_table[1ul << PM_TABLE_BITS];
+#pragma GCC visibility pop
 
 /* The entry of the chunk holding address a, or NULL when a lies outside
  * the table. */

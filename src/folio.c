@@ -167,7 +167,7 @@ static struct pm_folio *free_locked(struct pm_bin_state *s, const struct pm_bin 
     uint32_t rel = (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START;
     uint32_t idx = pm_div_size(b, rel);
     if (pm_unlikely(rel >= b->data_bytes || idx * b->size != rel))
-        pm_fatal(call, p, "invalid pointer");
+        pm_fatal(call, p, "pointer inside an object, not at its start");
     struct pm_folio *f = &c->folios[idx >> b->folio_log];
     unsigned bit = idx & ((1u << b->folio_log) - 1);
     uint64_t m = 1ull << (bit % 64);

@@ -30,10 +30,12 @@ struct pm_bin {
     uint32_t folios_per_chunk;
 };
 
+#pragma GCC visibility push(hidden)
 extern const struct pm_bin pm_bins[PM_NBINS];
 extern const uint8_t pm_bin_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
 extern const uint8_t pm_large_bin_by_pages[PM_LARGE_MAX_PAGES + 1];
 extern const uint8_t pm_pow2_bin_by_log[PM_POW2_MAX_LOG + 1];
+#pragma GCC visibility pop
 
 /* Bins for requests up to PM_LOOKUP_MAX (small and medium). */
 static inline unsigned pm_bin_of_small(size_t size)

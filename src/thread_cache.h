@@ -30,7 +30,9 @@ struct pm_thread_cache {
     uint32_t state;
 };
 
+#pragma GCC visibility push(hidden)
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
+#pragma GCC visibility pop
 
 void *pm_tc_refill(unsigned bin);
 void pm_tc_overflow(void *p, unsigned bin);

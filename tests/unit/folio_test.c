@@ -1,0 +1,109 @@
+/* Folios: distinct aligned objects, fullest-fit choice, uncommit of empty
+ * folios, and detection of double and interior frees. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <sys/mman.h>
+#include "chunk_table.h"
+#include "folio.h"
+#include "sizeclass.h"
+#include "unit.h"
+
+static unsigned bin;
+static const struct pm_bin *b;
+
+static size_t folio_of(void *p)
+{
+    uintptr_t off = (uintptr_t)p & (PM_CHUNK - 1);
+    return (off - PM_DATA_START) / b->folio_bytes;
+}
+
+static void *take(unsigned n, void **out)
+{
+    unsigned got;
+    void *head = pm_folio_alloc(bin, n, &got);
+    CHECK(got == n);
+    unsigned i = 0;
+    for (void *p = head; p; p = *(void **)p)
+        out[i++] = p;
+    CHECK(i == n);
+    return head;
+}
+
+static void give(void **objs, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        *(void **)objs[i] = i + 1 < n ? objs[i + 1] : 0;
+    pm_folio_free_list(bin, objs[0], "free");
+}
+
+static int resident(void *p, size_t len)
+{
+    unsigned char vec[64];
+    CHECK(len / PM_PAGE <= sizeof vec);
+    CHECK(mincore(p, len, vec) == 0);
+    for (size_t i = 0; i < len / PM_PAGE; i++)
+        if (vec[i] & 1)
+            return 1;
+    return 0;
+}
+
+static void free_twice(void *p)
+{
+    void *one[1] = {p};
+    give(one, 1);
+    give(one, 1);
+}
+
+static void free_interior(void *p)
+{
+    void *one[1] = {(char *)p + 16};
+    give(one, 1);
+}
+
+int main(void)
+{
+    bin = pm_bin_of_small(64);
+    b = &pm_bins[bin];
+    unsigned n = 1u << b->folio_log; /* 64 objects in a one-page folio */
+    CHECK(n == 64 && b->folio_bytes == PM_PAGE);
+
+    void *objs[256];
+    take(4 * n, objs);
+    for (unsigned i = 0; i < 4 * n; i++) {
+        CHECK(pm_bin_of_addr((uintptr_t)objs[i]) == bin);
+        CHECK(((uintptr_t)objs[i] & 63) == 0);
+        memset(objs[i], 0xab, b->size);
+        for (unsigned j = 0; j < i; j++)
+            CHECK(objs[i] != objs[j]);
+    }
+    size_t f0 = folio_of(objs[0]);
+    CHECK(folio_of(objs[n]) == f0 + 1 && folio_of(objs[3 * n]) == f0 + 3);
+
+    /* Folio f0 gets 10 free objects, f0+1 gets 20: the next objects come
+     * from the fuller one, f0, until it is full again. */
+    give(objs, 10);
+    give(objs + n, 20);
+    void *again[20];
+    take(10, again);
+    for (int i = 0; i < 10; i++)
+        CHECK(folio_of(again[i]) == f0);
+    take(1, again);
+    CHECK(folio_of(again[0]) == f0 + 1);
+
+    /* An empty folio is given back to the kernel. */
+    void *folio2 = objs[2 * n];
+    CHECK(resident(folio2, PM_PAGE));
+    give(objs + 2 * n, n);
+    CHECK(!resident(folio2, PM_PAGE));
+
+    size_t carved, nfree;
+    pm_folio_census(bin, &carved, &nfree);
+    CHECK(carved >= 4 * n);
+    CHECK(nfree == carved - (4 * n - n - 20 + 1));
+
+    check_fatal(free_twice, objs[3 * n], "free(0x");
+    check_fatal(free_twice, objs[3 * n], "double free");
+    check_fatal(free_interior, objs[3 * n + 1], "pointer inside an object");
+    printf("folio ok\n");
+    return 0;
+}

@@ -1,0 +1,88 @@
+/* Huge objects: power-of-two runs, reuse through the free lists, zeroed
+ * and uncommitted on free, resize in place, misuse detected. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <sys/mman.h>
+#include "chunk_table.h"
+#include "primalloc.h"
+#include "unit.h"
+
+#define MiB (1ul << 20)
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 4096)
+        if (p[i] || p[n - 1])
+            return 0;
+    return 1;
+}
+
+static size_t resident_pages(void *p, size_t len)
+{
+    static unsigned char vec[4096];
+    CHECK(len / PM_PAGE <= sizeof vec);
+    CHECK(mincore(p, len, vec) == 0);
+    size_t n = 0;
+    for (size_t i = 0; i < len / PM_PAGE; i++)
+        n += vec[i] & 1;
+    return n;
+}
+
+static void free_twice(void *p)
+{
+    pm_free(p);
+    pm_free(p);
+}
+
+static void free_inside(void *p)
+{
+    pm_free((char *)p + PM_CHUNK);
+}
+
+int main(void)
+{
+    unsigned char *p = pm_malloc(5 * MiB);
+    CHECK(p && ((uintptr_t)p & (PM_CHUNK - 1)) == 0);
+    struct pm_chunk_entry *e = pm_chunk_entry_of((uintptr_t)p);
+    CHECK(e->tag == PM_TAG_HUGE + 2); /* 3 chunks round up to a run of 4 */
+    CHECK(pm_chunk_entry_of((uintptr_t)p + 3 * PM_CHUNK)->tag == PM_TAG_HUGE_BODY);
+    CHECK(pm_malloc_usable_size(p) == 5 * MiB);
+    CHECK(all_zero(p, 5 * MiB));
+    memset(p, 7, 5 * MiB);
+    CHECK(resident_pages(p, 5 * MiB) == 5 * MiB / PM_PAGE);
+
+    /* In place: grow within the run, shrink gives the tail back. */
+    CHECK(pm_realloc(p, 7 * MiB) == p);
+    CHECK(p[5 * MiB - 1] == 7 && p[7 * MiB - 1] == 0);
+    CHECK(pm_realloc(p, 3 * MiB) == p);
+    CHECK(resident_pages(p, 8 * MiB) <= 3 * MiB / PM_PAGE);
+    CHECK(p[3 * MiB - 1] == 7);
+
+    /* Freed runs go back to the kernel and are reused, zeroed. */
+    pm_free(p);
+    CHECK(resident_pages(p, 8 * MiB) == 0);
+    unsigned char *q = pm_malloc(6 * MiB);
+    CHECK(q == p);
+    CHECK(all_zero(q, 6 * MiB));
+    unsigned char *z = pm_calloc(1, 6 * MiB);
+    CHECK(z && z != q && all_zero(z, 6 * MiB));
+    pm_free(z);
+
+    /* Growing past the run moves the object, contents kept. */
+    memset(q, 3, 6 * MiB);
+    unsigned char *r = pm_realloc(q, 9 * MiB);
+    CHECK(r && r != q && r[6 * MiB - 1] == 3 && r[0] == 3);
+    CHECK(pm_chunk_entry_of((uintptr_t)r)->tag == PM_TAG_HUGE + 3);
+
+    /* Alignment beyond a chunk. */
+    void *a = pm_aligned_alloc(16 * MiB, 3 * MiB);
+    CHECK(a && ((uintptr_t)a & (16 * MiB - 1)) == 0);
+    pm_free(a);
+
+    CHECK(pm_malloc((size_t)PTRDIFF_MAX + 1) == 0);
+    check_fatal(free_twice, r, "double free");
+    check_fatal(free_inside, r, "pointer inside an object");
+    pm_free(r);
+    printf("huge ok\n");
+    return 0;
+}

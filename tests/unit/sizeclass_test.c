@@ -1,0 +1,119 @@
+/* Size classes: spacing, alignment, primality, folio waste, lookups and
+ * the multiply-and-shift division for every offset of every bin. */
+#include <stdint.h>
+#include "sizeclass.h"
+#include "unit.h"
+
+static int is_prime(unsigned n)
+{
+    if (n < 2)
+        return 0;
+    for (unsigned d = 2; d * d <= n; d++)
+        if (n % d == 0)
+            return 0;
+    return 1;
+}
+
+static void test_bins(void)
+{
+    unsigned prev_plain = 0;
+    for (unsigned i = 0; i < PM_NBINS; i++) {
+        const struct pm_bin *b = &pm_bins[i];
+        unsigned n = 1u << b->folio_log;
+        CHECK(b->size % PM_ALIGN == 0);
+        CHECK(b->size % (1u << b->align_log) == 0 && b->align_log >= 4);
+        CHECK(PM_DATA_START % (1u << b->align_log) == 0);
+        /* Folios are whole pages holding whole objects: no page-end waste. */
+        CHECK(b->folio_bytes % PM_PAGE == 0);
+        CHECK(b->folio_bytes == n * b->size);
+        CHECK(n <= PM_MAX_FOLIO_OBJS);
+        CHECK(PM_DATA_START + (size_t)b->folios_per_chunk * b->folio_bytes <= PM_CHUNK);
+        CHECK(PM_DATA_START + (size_t)(b->folios_per_chunk + 1) * b->folio_bytes > PM_CHUNK);
+        CHECK(b->objs_per_chunk == b->folios_per_chunk * n);
+        CHECK(b->data_bytes == b->objs_per_chunk * b->size);
+        CHECK(b->batch >= 1 && b->cpu_batches >= 1);
+        CHECK(i == 0 || b->size > pm_bins[i - 1].size);
+        switch (b->kind) {
+        case PM_SMALL:
+            CHECK(b->size <= 256);
+            break;
+        case PM_MEDIUM: {
+            unsigned lines = b->size / PM_LINE;
+            CHECK(b->size % PM_LINE == 0);
+            CHECK(is_prime(lines) || lines == 9 || lines == 15);
+            break;
+        }
+        case PM_POW2:
+            CHECK((b->size & (b->size - 1)) == 0);
+            break;
+        case PM_LARGE:
+            CHECK(b->size % PM_PAGE == 0 && b->size >= PM_LARGE_MIN_PAGES * PM_PAGE);
+            CHECK(b->size <= PM_LARGE_MAX && b->objs_per_chunk >= 2);
+            CHECK(i >= PM_FIRST_LARGE_BIN);
+            break;
+        default:
+            CHECK(0);
+        }
+        /* Small bins are at most 25% apart, or 16 bytes where 16-byte
+         * alignment allows no finer step.  A medium bin is within 25% of
+         * the one before whenever a prime (or 9 or 15) lines allows it,
+         * else it is the next such line count. */
+        if (b->kind == PM_SMALL && prev_plain) {
+            unsigned limit = prev_plain + prev_plain / 4;
+            CHECK(b->size <= (limit > prev_plain + 16 ? limit : prev_plain + 16));
+        }
+        if (b->kind == PM_MEDIUM && prev_plain) {
+            unsigned prev_lines = prev_plain / PM_LINE, lines = b->size / PM_LINE, near = 0;
+            for (unsigned c = prev_lines + 1; c * 4 <= prev_lines * 5; c++)
+                if (is_prime(c) || c == 9 || c == 15)
+                    near = c;
+            if (near)
+                CHECK(lines == near);
+            else
+                for (unsigned c = prev_lines + 1; c < lines; c++)
+                    CHECK(!is_prime(c) && c != 9 && c != 15);
+        }
+        if (b->kind != PM_POW2)
+            prev_plain = b->size;
+    }
+    CHECK(pm_bins[PM_NBINS - 1].size == PM_LARGE_MAX);
+}
+
+static void test_lookup(void)
+{
+    for (size_t s = 0; s <= PM_LOOKUP_MAX; s++) {
+        unsigned bin = pm_bin_of_small(s);
+        CHECK(bin < PM_FIRST_LARGE_BIN);
+        CHECK(pm_bins[bin].size >= s && pm_bins[bin].kind != PM_POW2);
+        for (unsigned j = 0; j < bin; j++)
+            CHECK(pm_bins[j].kind == PM_POW2 || pm_bins[j].size < s);
+    }
+    for (size_t p = PM_LARGE_MIN_PAGES; p <= PM_LARGE_MAX_PAGES; p++) {
+        unsigned bin = pm_large_bin_by_pages[p];
+        CHECK(pm_bins[bin].kind == PM_LARGE && pm_bins[bin].size >= p * PM_PAGE);
+        CHECK(bin == PM_FIRST_LARGE_BIN || pm_bins[bin - 1].size < p * PM_PAGE);
+    }
+    for (unsigned l = 4; l <= PM_POW2_MAX_LOG; l++) {
+        const struct pm_bin *b = &pm_bins[pm_pow2_bin_by_log[l]];
+        CHECK(b->size == 1u << l && b->align_log >= l);
+    }
+}
+
+static void test_division(void)
+{
+    for (unsigned i = 0; i < PM_NBINS; i++)
+        for (uint32_t x = 0; x < PM_CHUNK; x++)
+            if (pm_div_size(&pm_bins[i], x) != x / pm_bins[i].size) {
+                fprintf(stderr, "bin %u: %u / %u wrong\n", i, x, pm_bins[i].size);
+                exit(1);
+            }
+}
+
+int main(void)
+{
+    test_bins();
+    test_lookup();
+    test_division();
+    printf("sizeclass: %d bins ok\n", PM_NBINS);
+    return 0;
+}

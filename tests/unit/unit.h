@@ -1,0 +1,51 @@
+/* Helpers for the module unit tests: checks that name the failing line,
+ * and a runner for code that must end in pm_fatal. */
+#ifndef PM_UNIT_H
+#define PM_UNIT_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+/* Runs fn(arg) in a child; checks that it aborts and that its stderr holds
+ * `expect`. */
+static inline void check_fatal(void (*fn)(void *), void *arg, const char *expect)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        fn(arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[512];
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof buf - 1 && (n = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)n;
+    buf[len] = 0;
+    close(fds[0]);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT || !strstr(buf, expect)) {
+        fprintf(stderr, "expected abort with \"%s\", got status %d and \"%s\"\n", expect, status, buf);
+        exit(1);
+    }
+}
+
+#endif
