@@ -22,5 +22,9 @@ bench:
 	cmake --build $(BUILD) -j$(JOBS)
 	bench/run.sh $(BUILD)
 
+fuzz:
+	scripts/install-deps.sh test
+	fuzz/run.sh $(BUILD) $${FUZZ_SECONDS:-600}
+
 clean:
 	rm -rf $(BUILD)
