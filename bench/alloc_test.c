@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 {
     args_init(argc, argv, "threads=2 ops=1000000 slots=16384 max=1024 alpha=1.2");
     int n = (int)arg_long("threads", 2);
-    g_ops = arg_long("ops", 1000000); /* per thread */
+    g_ops = arg_long("ops", 1000000) / n; /* all threads share the total */
     g_slots = arg_long("slots", 16384);
     long max = arg_long("max", 1024);
     double alpha = atof(arg_str("alpha", "1.2"));

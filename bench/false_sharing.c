@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     args_init(argc, argv, "mode=active|passive threads=2 iters=1000 writes=1000 size=8");
     const char *mode = arg_str("mode", "active");
     int n = (int)arg_long("threads", 2);
-    g_iters = arg_long("iters", 1000);   /* objects per thread, in turn */
+    g_iters = arg_long("iters", 1000) / n; /* objects, in turn, all threads together */
     g_writes = arg_long("writes", 1000); /* passes over each object */
     g_size = arg_long("size", 8);
     args_done();

@@ -65,9 +65,9 @@ WORKLOADS = [
              ("rounds=30000 gens=20", "rounds=10000 gens=10", "rounds=500 gens=3"),
              threaded=True),
     Workload("shbench", c("shbench", "min=1 max=1000 remote=0"),
-             ("iters=60000", "iters=15000", "iters=300"), threaded=True),
+             ("iters=40000", "iters=15000", "iters=300"), threaded=True),
     Workload("shbench-remote", c("shbench", "min=1 max=1000 remote=1"),
-             ("iters=40000", "iters=10000", "iters=300"), threaded=True),
+             ("iters=20000", "iters=8000", "iters=300"), threaded=True),
     Workload("xmalloc", c("xmalloc", "min=8 max=1024 batch=64"),
              ("objects=600000", "objects=150000", "objects=2000"), threaded=True),
     Workload("cache-thrash", c("false_sharing", "mode=active size=8"),
@@ -77,7 +77,7 @@ WORKLOADS = [
              ("iters=2000 writes=5000", "iters=500 writes=2000", "iters=20 writes=100"),
              threaded=True),
     Workload("vyukov", c("vyukov_chain", "max=4096"),
-             ("threads=200 objects=50000", "threads=100 objects=10000",
+             ("threads=200 objects=10000", "threads=100 objects=5000",
               "threads=20 objects=500")),
     Workload("superserver", c("superserver", "kmin=4 kmax=20 life=1000"),
              ("objects=600000", "objects=150000", "objects=3000"), threaded=True),
@@ -220,13 +220,18 @@ def run_once(cmd, env, timeout):
                 metrics=metrics, stdout=stdout, stderr=stderr)
 
 
-def environment(cell_env, preload, script):
+def launch(cmd, cell_env, preload, script):
+    """The command and environment for one run.  The preload is set by env
+    after GNU time, so that only the workload runs under the allocator
+    (a script passes BENCH_PRELOAD on to its program under test)."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     env.update(cell_env)
-    if preload:
-        env["BENCH_PRELOAD" if script else "LD_PRELOAD"] = preload
-    return env
+    if preload and script:
+        env["BENCH_PRELOAD"] = preload
+    elif preload:
+        cmd = ["env", "LD_PRELOAD=" + preload] + cmd
+    return cmd, env
 
 
 def fmt_time(s):
@@ -289,9 +294,8 @@ def main():
         # Allocators alternate run by run, so drift hits them all alike.
         for run in range(runs):
             for name, lib in present:
-                r = run_once(cell.command(mode, build),
-                             environment(cell.workload.env, lib, cell.workload.script),
-                             timeout)
+                r = run_once(*launch(cell.command(mode, build), cell.workload.env, lib,
+                                     cell.workload.script), timeout)
                 r.update(cell=cell, allocator=name, run=run)
                 results.append(r)
                 progress.step("%s %s #%d" % (cell.id, name, run + 1), r)
@@ -333,7 +337,7 @@ def run_callgrind(mode, build, allocs, progress):
             for name, lib in allocs:
                 cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                        build + "/bench/microbench", "size=%d" % size, "pairs=%d" % pairs]
-                r = run_once(cmd, environment({}, lib, False), 600)
+                r = run_once(*launch(cmd, {}, lib, False), 600)
                 m = re.search(r"Collected : (\d+)", r["stderr"])
                 if r["status"] == "ok" and not m:
                     r["status"] = "FAILED(no count)"

@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     args_init(argc, argv, "threads=2 slots=1000 rounds=10000 gens=10 min=7 max=500");
     int n = (int)arg_long("threads", 2);
     g_slots = arg_long("slots", 1000);   /* objects per thread */
-    g_rounds = arg_long("rounds", 10000); /* free+malloc per generation */
+    g_rounds = arg_long("rounds", 10000) / n; /* free+malloc per generation, all threads */
     g_gens = arg_long("gens", 10);       /* threads per chain, in turn */
     g_min = arg_long("min", 7);
     g_max = arg_long("max", 500);

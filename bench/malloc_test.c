@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     args_init(argc, argv, "mode=batched|original threads=2 objects=1000000 size=64 queue=2*threads");
     const char *mode = arg_str("mode", "batched");
     int k = (int)arg_long("threads", 2);
-    g_objects = arg_long("objects", 1000000); /* per producer */
+    g_objects = arg_long("objects", 1000000) / k; /* all producers share the total */
     g_size = arg_long("size", 64);
     g_batch = 4096;
     long queue = arg_long("queue", 2L * k);

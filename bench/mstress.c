@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     args_init(argc, argv, "threads=2 phases=10 iters=100000 maxlog=14");
     int n = (int)(g_threads = arg_long("threads", 2));
     long phases = arg_long("phases", 10);
-    g_iters = arg_long("iters", 100000); /* per thread per phase, on average */
+    g_iters = arg_long("iters", 100000) / n; /* per phase, all threads together */
     g_maxlog = arg_long("maxlog", 14);
     args_done();
     if (n < 1 || phases < 1 || g_maxlog < 3 || g_maxlog > 30) {

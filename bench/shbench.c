@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 {
     args_init(argc, argv, "threads=2 iters=20000 min=1 max=1000 remote=0");
     int n = (int)arg_long("threads", 2);
-    g_iters = arg_long("iters", 20000); /* groups per thread */
+    g_iters = arg_long("iters", 20000) / n; /* groups, all threads together */
     g_min = arg_long("min", 1);
     g_max = arg_long("max", 1000);
     g_remote = arg_long("remote", 0);

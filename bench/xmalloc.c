@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     args_init(argc, argv, "threads=2 objects=1000000 batch=64 min=8 max=1024");
     int n = (int)arg_long("threads", 2);
-    g_objects = arg_long("objects", 1000000); /* per thread */
+    g_objects = arg_long("objects", 1000000) / n; /* all threads share the total */
     g_batch = arg_long("batch", 64);
     g_min = arg_long("min", 8);
     g_max = arg_long("max", 1024);

@@ -3,8 +3,12 @@
 # that are missing.  Usage: install-deps.sh test|bench
 set -euo pipefail
 case "${1:-}" in
-  test)  pkgs=(cmake gcc g++ clang valgrind python3 git sqlite3 perl libclang-rt-14-dev redis-server redis-tools) ;;
-  bench) pkgs=(cmake gcc g++ python3 gnuplot-nox sqlite3 redis-server redis-tools
+  test)  pkgs=(cmake gcc g++ clang valgrind python3 git sqlite3 perl libclang-rt-14-dev redis-server redis-tools
+               time) ;;
+  # bench/: the peers (tbbmalloc through its proxy library), GNU time for
+  # max RSS, valgrind for instruction counts, gnuplot for the plots, and
+  # the real programs (python3, perl, sqlite3, redis).
+  bench) pkgs=(cmake gcc g++ python3 gnuplot-nox sqlite3 redis-server redis-tools perl time valgrind
                libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libtbbmalloc2) ;;
   *) echo "usage: $0 test|bench" >&2; exit 2 ;;
 esac
