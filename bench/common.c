@@ -174,6 +174,15 @@ struct batch *batch_new(size_t cap, int owner)
     return b;
 }
 
+struct batch *batch_fill(size_t n, int owner, size_t min, size_t max, rng_t *r,
+                         struct tally *t)
+{
+    struct batch *b = batch_new(n, owner);
+    for (; b->n < n; b->n++)
+        obj_alloc(&b->obj[b->n], rng_range(r, min, max), (uint32_t)rng_next(r), t);
+    return b;
+}
+
 static void batch_free_objects(struct batch *b, struct tally *t,
                                void (*free_obj)(obj_t *, struct tally *))
 {
@@ -273,12 +282,13 @@ int po_other(const struct postoffice *po, int self, rng_t *r)
     return to >= self ? to + 1 : to;
 }
 
-struct batch *po_take(struct postoffice *po, int self)
+static struct batch *po_take(struct postoffice *po, int self)
 {
     return mailbox_take(&po->box[self], false);
 }
 
-void po_done(struct postoffice *po, struct batch *b)
+/* Gives a freed batch's credit back to its sender. */
+static void po_done(struct postoffice *po, struct batch *b)
 {
     atomic_fetch_sub(&po->inflight[b->owner], 1);
     free(b);

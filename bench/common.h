@@ -176,6 +176,9 @@ struct batch {
 };
 
 struct batch *batch_new(size_t cap, int owner);
+/* A new batch of n objects, their sizes uniform in [min, max]. */
+struct batch *batch_fill(size_t n, int owner, size_t min, size_t max, rng_t *r,
+                         struct tally *t);
 /* Verifies and frees every object, then the batch itself. */
 void batch_release(struct batch *b, struct tally *t);
 
@@ -214,10 +217,6 @@ struct postoffice *po_new(int n, size_t limit);
 void po_send(struct postoffice *po, int self, int to, struct batch *b, struct tally *t);
 /* A random thread other than self (self when alone). */
 int po_other(const struct postoffice *po, int self, rng_t *r);
-/* Takes the next batch sent to self, or NULL; hand it back with po_done
- * once its objects are freed. */
-struct batch *po_take(struct postoffice *po, int self);
-void po_done(struct postoffice *po, struct batch *b);
 /* Frees everything sent to self so far; returns how many batches. */
 size_t po_drain(struct postoffice *po, int self, struct tally *t);
 /* Called when self will send no more: keeps freeing what others send

@@ -21,64 +21,60 @@ struct pair {
     int id;
 };
 
-/* A full pass over the slots that found nothing to do yields, so that on
- * an oversubscribed machine the spinning thread lets its partner run. */
-static void *original_producer(void *arg)
+/* Each side walks the slots until it has acted on g_objects of them: the
+ * producer fills empty slots, the consumer verifies and frees full ones.
+ * A full pass that found nothing to do yields, so that on an
+ * oversubscribed machine the spinning thread lets its partner run. */
+static void *original_side(struct pair *pr, bool producer)
 {
-    struct pair *pr = arg;
     struct tally t = {0};
     rng_t r;
     rng_seed(&r, (uint64_t)pr->id);
-    long made = 0;
+    long done = 0;
     size_t i = 0, idle = 0;
-    while (made < g_objects) {
-        if (!atomic_load_explicit(&pr->slot[i], memory_order_relaxed)) {
-            void *p = malloc((size_t)g_size);
-            if (!p) {
-                check_fail("malloc returned NULL");
-                break;
+    while (done < g_objects) {
+        _Atomic(void *) *slot = &pr->slot[i];
+        i = (i + 1) % SLOTS;
+        void *p = atomic_load_explicit(slot, memory_order_relaxed);
+        if (producer == (p != NULL)) {
+            if (++idle == SLOTS) {
+                sched_yield();
+                idle = 0;
             }
-            uint32_t tag = (uint32_t)rng_next(&r);
+            continue;
+        }
+        idle = 0;
+        uint32_t tag;
+        if (producer) {
+            if (!(p = malloc((size_t)g_size))) {
+                check_fail("malloc returned NULL");
+                continue;
+            }
+            tag = (uint32_t)rng_next(&r);
             tag_fill(p, (size_t)g_size, tag);
             tally_alloc(&t, tag);
-            atomic_store_explicit(&pr->slot[i], p, memory_order_release);
-            made++;
-            idle = 0;
-        } else if (++idle == SLOTS) {
-            sched_yield();
-            idle = 0;
+            atomic_store_explicit(slot, p, memory_order_release);
+        } else {
+            p = atomic_exchange_explicit(slot, NULL, memory_order_acquire);
+            if (!tag_read(p, (size_t)g_size, &tag))
+                check_fail("object %p damaged in transit", p);
+            tally_free(&t, tag);
+            free(p);
         }
-        i = (i + 1) % SLOTS;
+        done++;
     }
     tally_merge(&t);
     return NULL;
 }
 
+static void *original_producer(void *arg)
+{
+    return original_side(arg, true);
+}
+
 static void *original_consumer(void *arg)
 {
-    struct pair *pr = arg;
-    struct tally t = {0};
-    long freed = 0;
-    size_t i = 0, idle = 0;
-    while (freed < g_objects) {
-        void *p = atomic_load_explicit(&pr->slot[i], memory_order_relaxed);
-        if (p) {
-            p = atomic_exchange_explicit(&pr->slot[i], NULL, memory_order_acquire);
-            uint32_t tag;
-            if (!tag_read(p, (size_t)g_size, &tag))
-                check_fail("object %p damaged in transit", p);
-            tally_free(&t, tag);
-            free(p);
-            freed++;
-            idle = 0;
-        } else if (++idle == SLOTS) {
-            sched_yield();
-            idle = 0;
-        }
-        i = (i + 1) % SLOTS;
-    }
-    tally_merge(&t);
-    return NULL;
+    return original_side(arg, false);
 }
 
 static void *batched_producer(void *arg)
@@ -88,10 +84,8 @@ static void *batched_producer(void *arg)
     rng_t r;
     rng_seed(&r, (uint64_t)id);
     for (long made = 0; made < g_objects; made += g_batch) {
-        struct batch *b = batch_new((size_t)g_batch, id);
-        for (; b->n < b->cap; b->n++)
-            obj_alloc(&b->obj[b->n], (size_t)g_size, (uint32_t)rng_next(&r), &t);
-        mailbox_put(&g_queue, b);
+        mailbox_put(&g_queue, batch_fill((size_t)g_batch, id, (size_t)g_size, (size_t)g_size,
+                                         &r, &t));
     }
     tally_merge(&t);
     return NULL;

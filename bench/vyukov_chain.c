@@ -20,10 +20,7 @@ static void *work(void *arg)
     rng_seed(&r, (uint64_t)id);
     if (id > 0)
         batch_release(mailbox_take(&g_box[id], true), &t);
-    struct batch *b = batch_new((size_t)g_objects, id);
-    for (; b->n < b->cap; b->n++)
-        obj_alloc(&b->obj[b->n], rng_range(&r, 1, (uint64_t)g_max - 1),
-                  (uint32_t)rng_next(&r), &t);
+    struct batch *b = batch_fill((size_t)g_objects, id, 1, (size_t)g_max - 1, &r, &t);
     /* The last thread's batch goes back to the main thread. */
     mailbox_put(&g_box[(id + 1) % g_threads], b);
     tally_merge(&t);

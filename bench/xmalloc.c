@@ -17,10 +17,7 @@ static void *work(void *arg)
     rng_t r;
     rng_seed(&r, (uint64_t)id);
     for (long made = 0; made < g_objects; made += g_batch) {
-        struct batch *b = batch_new((size_t)g_batch, id);
-        for (; b->n < b->cap; b->n++)
-            obj_alloc(&b->obj[b->n], rng_range(&r, (uint64_t)g_min, (uint64_t)g_max),
-                      (uint32_t)rng_next(&r), &t);
+        struct batch *b = batch_fill((size_t)g_batch, id, (size_t)g_min, (size_t)g_max, &r, &t);
         po_send(g_po, id, po_other(g_po, id, &r), b, &t);
         po_drain(g_po, id, &t);
     }
