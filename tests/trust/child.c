@@ -1,0 +1,77 @@
+/* Implementation of child.h. */
+#define _GNU_SOURCE
+#include "child.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "check.h"
+
+static int announce_fd = -1;
+
+void child_announce(const void *p)
+{
+    uintptr_t v = (uintptr_t)p;
+    CHECK(write(announce_fd, &v, sizeof v) == sizeof v);
+}
+
+/* Reads until end of file: the child and anything it forked have exited
+ * or closed the pipe. */
+static void read_all(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        CHECK(r >= 0);
+        if (r == 0 || (len += (size_t)r) == cap - 1)
+            break;
+    }
+    buf[len] = 0;
+}
+
+void child_run(void (*fn)(const void *arg), const void *arg, unsigned seconds,
+               struct child_outcome *out)
+{
+    int err[2], ann[2];
+    CHECK(pipe(err) == 0 && pipe(ann) == 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        dup2(err[1], 2);
+        close(err[0]);
+        close(err[1]);
+        close(ann[0]);
+        announce_fd = ann[1];
+        alarm(seconds);
+        fn(arg);
+        _exit(0);
+    }
+    close(err[1]);
+    close(ann[1]);
+    read_all(err[0], out->err, sizeof out->err);
+    out->announced = read(ann[0], &out->ptr, sizeof out->ptr) == sizeof out->ptr;
+    close(err[0]);
+    close(ann[0]);
+    CHECK(waitpid(pid, &out->status, 0) == pid);
+}
+
+const char *child_status_text(int status)
+{
+    static char text[64];
+    if (WIFEXITED(status))
+        snprintf(text, sizeof text, "exit status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(text, sizeof text, "signal %s", strsignal(WTERMSIG(status)));
+    else
+        snprintf(text, sizeof text, "wait status %#x", status);
+    return text;
+}
