@@ -271,6 +271,7 @@ PM_API int pm_trim(void)
 {
     pm_tc_flush();
     pm_cache_drain();
+    pm_folio_purge();
     return 1;
 }
 

@@ -7,12 +7,21 @@
 
 /* One record per folio, in its chunk's header pages. */
 struct pm_folio {
-    struct pm_folio *next, *prev; /* in the bin's list for nfree */
+    struct pm_folio *next, *prev; /* in the list its state names */
     uint32_t nfree;
-    uint32_t listed;              /* on a fullness list now */
+    uint32_t state;               /* enum folio_state */
+    uint32_t empty_since;         /* ms, while DIRTY */
+    uint32_t unused;
     uint64_t free_bits[PM_MAX_FOLIO_OBJS / 64];
 };
 _Static_assert(sizeof(struct pm_folio) <= PM_FOLIO_RECORD, "folio record too big");
+
+enum folio_state {
+    TAKEN,   /* on no list: full, or being worked on outside the lock */
+    PARTIAL, /* on partial[nfree] */
+    DIRTY,   /* empty, still committed, on the dirty list */
+    CLEAN,   /* empty and uncommitted, on the clean list */
+};
 
 struct pm_chunk_header {
     uint32_t carved; /* folios initialised so far; the rest is untouched */
@@ -21,17 +30,29 @@ struct pm_chunk_header {
 };
 _Static_assert(sizeof(struct pm_chunk_header) <= PM_DATA_START, "chunk header too big");
 
-#define NLISTS (PM_MAX_FOLIO_OBJS + 1)
+struct list {
+    struct pm_folio *first, *last;
+};
 
 struct pm_bin_state {
     pm_lock lock;
-    uint64_t nonempty[(NLISTS + 63) / 64]; /* bit k: lists[k] has a folio */
-    struct pm_folio *lists[NLISTS];        /* folios by free count; full ones unlisted */
-    struct pm_chunk_header *wild;          /* chunk with folios not yet carved */
+    uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial[k] has a folio */
+    struct list partial[PM_MAX_FOLIO_OBJS];    /* by free count, 1 .. objects - 1 */
+    struct list dirty;                         /* newest first */
+    struct list clean;
+    struct pm_chunk_header *wild;              /* chunk with folios not yet carved */
     size_t carved_folios;
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
+
+/* Empty folios stay committed (DIRTY) so that a program that frees and
+ * allocates again does not pay a page fault per page.  They are given back
+ * when keeping them would raise the footprint above the high-water mark of
+ * memory in use, when they have been empty for DECAY_MS, or on trim. */
+#define DECAY_MS 1000
+static size_t inuse_bytes, dirty_bytes, peak_bytes;
+static uint32_t next_decay;
 
 static inline struct pm_chunk_header *chunk_of(const void *p)
 {
@@ -44,40 +65,54 @@ static inline char *folio_data(const struct pm_bin *b, struct pm_folio *f)
     return (char *)c + PM_DATA_START + (size_t)(f - c->folios) * b->folio_bytes;
 }
 
-static void list_push(struct pm_bin_state *s, struct pm_folio *f)
+static void push(struct list *l, struct pm_folio *f, enum folio_state state)
 {
-    unsigned k = f->nfree;
     f->prev = 0;
-    f->next = s->lists[k];
+    f->next = l->first;
     if (f->next)
         f->next->prev = f;
-    s->lists[k] = f;
-    s->nonempty[k / 64] |= 1ull << (k % 64);
-    f->listed = 1;
+    else
+        l->last = f;
+    l->first = f;
+    f->state = state;
 }
 
-static void list_remove(struct pm_bin_state *s, struct pm_folio *f)
+static void unlink_from(struct list *l, struct pm_folio *f)
 {
-    unsigned k = f->nfree;
     if (f->prev)
         f->prev->next = f->next;
     else
-        s->lists[k] = f->next;
+        l->first = f->next;
     if (f->next)
         f->next->prev = f->prev;
-    if (!s->lists[k])
-        s->nonempty[k / 64] &= ~(1ull << (k % 64));
-    f->listed = 0;
+    else
+        l->last = f->prev;
+    f->state = TAKEN;
 }
 
-/* The fullest folio with a free object: the non-empty list with the
- * smallest free count.  Empty folios (all free) come last. */
-static struct pm_folio *fullest(struct pm_bin_state *s)
+static void partial_push(struct pm_bin_state *s, struct pm_folio *f)
 {
-    for (unsigned w = 0; w < sizeof s->nonempty / sizeof s->nonempty[0]; w++)
-        if (s->nonempty[w])
-            return s->lists[w * 64 + __builtin_ctzll(s->nonempty[w])];
-    return 0;
+    push(&s->partial[f->nfree], f, PARTIAL);
+    s->nonempty[f->nfree / 64] |= 1ull << (f->nfree % 64);
+}
+
+static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
+{
+    unsigned k = f->nfree;
+    unlink_from(&s->partial[k], f);
+    if (!s->partial[k].first)
+        s->nonempty[k / 64] &= ~(1ull << (k % 64));
+}
+
+static void account(size_t *counter, long delta)
+{
+    size_t now = __atomic_add_fetch(counter, (size_t)delta, __ATOMIC_RELAXED);
+    if (counter == &inuse_bytes && delta > 0) {
+        size_t peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+        while (now > peak && !__atomic_compare_exchange_n(&peak_bytes, &peak, now, 1, __ATOMIC_RELAXED,
+                                                          __ATOMIC_RELAXED))
+            ;
+    }
 }
 
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
@@ -98,6 +133,92 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
     return f;
 }
 
+/* The folio to allocate from: the fullest partial one (fewest free, first
+ * set bit), else an empty one (committed first), else a new one.  *grew
+ * says whether committed memory may grow. */
+static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin,
+                                   int *grew)
+{
+    for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64; w++)
+        if (s->nonempty[w]) {
+            struct pm_folio *f = s->partial[w * 64 + __builtin_ctzll(s->nonempty[w])].first;
+            partial_remove(s, f);
+            return f;
+        }
+    struct pm_folio *f = s->dirty.first;
+    if (f) {
+        unlink_from(&s->dirty, f);
+        account(&dirty_bytes, -(long)b->folio_bytes);
+    } else if ((f = s->clean.first)) {
+        unlink_from(&s->clean, f);
+        *grew = 1;
+    } else if ((f = carve(s, b, bin))) {
+        *grew = 1;
+    } else {
+        return 0;
+    }
+    account(&inuse_bytes, (long)b->folio_bytes);
+    pm_stat_add(&pm_stats_global.folios_in_use, 1);
+    return f;
+}
+
+/* Uncommits the oldest dirty folio of bin if it is older than `before`
+ * (any age when force).  Returns 1 if it did. */
+static int purge_one(unsigned bin, uint32_t before, int force)
+{
+    const struct pm_bin *b = &pm_bins[bin];
+    struct pm_bin_state *s = &bins[bin];
+    pm_lock_take(&s->lock);
+    struct pm_folio *f = s->dirty.last;
+    if (!f || (!force && (int32_t)(before - f->empty_since) < 0)) {
+        pm_lock_drop(&s->lock);
+        return 0;
+    }
+    unlink_from(&s->dirty, f);
+    account(&dirty_bytes, -(long)b->folio_bytes);
+    pm_lock_drop(&s->lock);
+    /* TAKEN: on no list, so no one touches it while its pages go back. */
+    pm_os_uncommit(folio_data(b, f), b->folio_bytes);
+    pm_lock_take(&s->lock);
+    push(&s->clean, f, CLEAN);
+    pm_lock_drop(&s->lock);
+    return 1;
+}
+
+static int over_peak(void)
+{
+    return __atomic_load_n(&inuse_bytes, __ATOMIC_RELAXED) + __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED) >
+           __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+}
+
+static void purge_over_peak(void)
+{
+    static unsigned rotor;
+    unsigned start = __atomic_fetch_add(&rotor, 1, __ATOMIC_RELAXED);
+    for (unsigned i = 0; i < PM_NBINS && over_peak(); i++)
+        while (over_peak() && purge_one((start + i) % PM_NBINS, 0, 1))
+            ;
+}
+
+static void decay(void)
+{
+    uint32_t now = pm_os_now_ms(), due = __atomic_load_n(&next_decay, __ATOMIC_RELAXED);
+    if ((int32_t)(now - due) < 0 ||
+        !__atomic_compare_exchange_n(&next_decay, &due, now + DECAY_MS / 4, 0, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED))
+        return;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        while (purge_one(bin, now - DECAY_MS, 0))
+            ;
+}
+
+void pm_folio_purge(void)
+{
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        while (purge_one(bin, 0, 1))
+            ;
+}
+
 /* Objects taken under the lock, linked after it is dropped so that page
  * faults on fresh folios happen outside the critical section. */
 struct claim {
@@ -112,15 +233,12 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     struct pm_bin_state *s = &bins[bin];
     struct claim claims[MAX_CLAIMS];
     unsigned nclaims = 0, need = want;
+    int grew = 0;
     pm_lock_take(&s->lock);
     while (need && nclaims < MAX_CLAIMS) {
-        struct pm_folio *f = fullest(s);
-        if (f)
-            list_remove(s, f);
-        else if (!(f = carve(s, b, bin)))
+        struct pm_folio *f = take_folio(s, b, bin, &grew);
+        if (!f)
             break;
-        if (f->nfree == 1u << b->folio_log)
-            pm_stat_add(&pm_stats_global.folios_in_use, 1);
         char *data = folio_data(b, f);
         for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64 && need && nclaims < MAX_CLAIMS; w++) {
             uint64_t bits = f->free_bits[w], take = bits;
@@ -142,9 +260,11 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
             claims[nclaims++].mask = take;
         }
         if (f->nfree)
-            list_push(s, f);
+            partial_push(s, f);
     }
     pm_lock_drop(&s->lock);
+    if (grew && __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED))
+        purge_over_peak();
 
     void *head = 0, **tail = &head;
     for (unsigned c = 0; c < nclaims; c++)
@@ -158,10 +278,9 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     return head;
 }
 
-/* Frees one object with the bin lock held.  Returns the folio when it has
- * just become empty (it is then unlisted, for the caller to uncommit). */
-static struct pm_folio *free_locked(struct pm_bin_state *s, const struct pm_bin *b, void *p,
-                                    const char *call)
+/* Frees one object with the bin lock held. */
+static void free_locked(struct pm_bin_state *s, const struct pm_bin *b, void *p, const char *call,
+                        uint32_t now)
 {
     struct pm_chunk_header *c = chunk_of(p);
     uint32_t rel = (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START;
@@ -174,12 +293,17 @@ static struct pm_folio *free_locked(struct pm_bin_state *s, const struct pm_bin 
     if (pm_unlikely(f->free_bits[bit / 64] & m))
         pm_fatal(call, p, "double free");
     f->free_bits[bit / 64] |= m;
-    if (f->listed)
-        list_remove(s, f);
-    if (++f->nfree == 1u << b->folio_log)
-        return f;
-    list_push(s, f);
-    return 0;
+    if (f->state == PARTIAL)
+        partial_remove(s, f);
+    if (++f->nfree < 1u << b->folio_log) {
+        partial_push(s, f);
+        return;
+    }
+    f->empty_since = now;
+    push(&s->dirty, f, DIRTY);
+    account(&inuse_bytes, -(long)b->folio_bytes);
+    account(&dirty_bytes, (long)b->folio_bytes);
+    pm_stat_add(&pm_stats_global.folios_in_use, -1);
 }
 
 #define FREE_GROUP 64
@@ -188,6 +312,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
 {
     const struct pm_bin *b = &pm_bins[bin];
     struct pm_bin_state *s = &bins[bin];
+    uint32_t now = pm_os_now_ms();
     while (head) {
         /* Gather a group and prefetch its folio records before locking. */
         void *objs[FREE_GROUP];
@@ -196,27 +321,12 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             objs[n++] = head;
             __builtin_prefetch(&chunk_of(head)->folios[0]);
         }
-        struct pm_folio *emptied[FREE_GROUP];
-        unsigned nempty = 0;
         pm_lock_take(&s->lock);
-        for (unsigned i = 0; i < n; i++) {
-            struct pm_folio *f = free_locked(s, b, objs[i], call);
-            if (f)
-                emptied[nempty++] = f;
-        }
-        pm_lock_drop(&s->lock);
-        if (!nempty)
-            continue;
-        /* Emptied folios are on no list, so no one touches them while their
-         * pages go back to the kernel. */
-        for (unsigned i = 0; i < nempty; i++)
-            pm_os_uncommit(folio_data(b, emptied[i]), b->folio_bytes);
-        pm_stat_add(&pm_stats_global.folios_in_use, -(long)nempty);
-        pm_lock_take(&s->lock);
-        for (unsigned i = 0; i < nempty; i++)
-            list_push(s, emptied[i]);
+        for (unsigned i = 0; i < n; i++)
+            free_locked(s, b, objs[i], call, now);
         pm_lock_drop(&s->lock);
     }
+    decay();
 }
 
 void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
@@ -224,9 +334,13 @@ void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
     struct pm_bin_state *s = &bins[bin];
     size_t nfree = 0;
     pm_lock_take(&s->lock);
-    for (unsigned k = 1; k < NLISTS; k++)
-        for (struct pm_folio *f = s->lists[k]; f; f = f->next)
+    for (unsigned k = 1; k < PM_MAX_FOLIO_OBJS; k++)
+        for (struct pm_folio *f = s->partial[k].first; f; f = f->next)
             nfree += f->nfree;
+    for (struct pm_folio *f = s->dirty.first; f; f = f->next)
+        nfree += f->nfree;
+    for (struct pm_folio *f = s->clean.first; f; f = f->next)
+        nfree += f->nfree;
     *carved = s->carved_folios << pm_bins[bin].folio_log;
     pm_lock_drop(&s->lock);
     *free_in_folios = nfree;

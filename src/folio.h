@@ -4,8 +4,10 @@
  * Each chunk starts with PM_HEADER_PAGES of bookkeeping: a record per folio
  * with its free-object bitmap and its links in the bin's fullness lists
  * (one list per free count, plus a bitmap of the non-empty lists).  The
- * data pages hold only objects, so a folio whose objects are all free is
- * given back to the kernel whole.
+ * data pages hold only objects, so a folio whose objects are all free can
+ * be given back to the kernel whole: it is, once keeping it would raise the
+ * footprint above the high-water mark of memory in use, once it has been
+ * empty for a second, or on pm_folio_purge.
  *
  * Promises: objects handed out are distinct and were free; freeing an
  * object that is already free in its folio, or a pointer that is not an
@@ -23,6 +25,9 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got);
 
 /* Gives every object of the list back to its folio. */
 void pm_folio_free_list(unsigned bin, void *head, const char *call);
+
+/* Gives every empty folio's pages back to the kernel now. */
+void pm_folio_purge(void);
 
 /* For tests and statistics: objects of bin ever carved into folios, and
  * how many of them are free in their folios now. */

@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "layout.h"
 
@@ -114,6 +115,13 @@ uint64_t pm_os_random_seed(void)
     if (at)
         memcpy(&r, at, sizeof r);
     return r ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&r;
+}
+
+uint32_t pm_os_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
 }
 
 static char *put_str(char *o, const char *s)

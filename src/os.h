@@ -29,6 +29,9 @@ void pm_os_yield(void);
 
 uint64_t pm_os_random_seed(void);
 
+/* A coarse monotonic clock in milliseconds (wraps). */
+uint32_t pm_os_now_ms(void);
+
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 

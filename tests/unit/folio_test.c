@@ -1,5 +1,6 @@
 /* Folios: distinct aligned objects, fullest-fit choice, uncommit of empty
- * folios, and detection of double and interior frees. */
+ * folios (on purge, after a second, or past the high-water mark), and
+ * detection of double and interior frees. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
@@ -90,16 +91,37 @@ int main(void)
     take(1, again);
     CHECK(folio_of(again[0]) == f0 + 1);
 
-    /* An empty folio is given back to the kernel. */
+    /* An empty folio stays committed while that keeps the footprint under
+     * its high-water mark, and is given back on a purge. */
     void *folio2 = objs[2 * n];
     CHECK(resident(folio2, PM_PAGE));
     give(objs + 2 * n, n);
+    CHECK(resident(folio2, PM_PAGE));
+    pm_folio_purge();
     CHECK(!resident(folio2, PM_PAGE));
 
     size_t carved, nfree;
     pm_folio_census(bin, &carved, &nfree);
     CHECK(carved >= 4 * n);
     CHECK(nfree == carved - (4 * n - n - 20 + 1));
+
+    /* Past the high-water mark: once the emptied folios are reused and one
+     * more folio is needed, empty folios of other bins are given back. */
+    unsigned other = pm_bin_of_small(256);
+    void *big[64];
+    unsigned got;
+    void *list = pm_folio_alloc(other, 64, &got);
+    CHECK(got == 64);
+    for (unsigned i = 0; i < 64; i++, list = *(void **)list)
+        big[i] = list;
+    memset(big[0], 1, 64 * 256);
+    for (unsigned i = 0; i < 64; i++)
+        *(void **)big[i] = i + 1 < 64 ? big[i + 1] : 0;
+    pm_folio_free_list(other, big[0], "free");
+    CHECK(resident(big[0], 4 * PM_PAGE));
+    void *more[256];
+    take(4 * n, more);
+    CHECK(!resident(big[0], 4 * PM_PAGE));
 
     check_fatal(free_twice, objs[3 * n], "free(0x");
     check_fatal(free_twice, objs[3 * n], "double free");
