@@ -101,6 +101,7 @@ WORKLOADS = [
              ("25000", "6000", "300"), script=True),
 ]
 CALLGRIND_SIZES = (16, 64, 256, 1024)
+BASELINE = "loop alone"
 CALLGRIND_PAIRS = {"full": 200000, "quick": 100000, "tiny": 2000}
 
 
@@ -286,10 +287,10 @@ def main():
         writer = csv.DictWriter(csv_file, CSV_FIELDS)
         writer.writeheader()
 
-    cg_runs = len(CALLGRIND_SIZES) * 2 if with_callgrind else 0
-    progress = Progress((len(cells) * runs + cg_runs) * len(present))
+    cg_runs = len(CALLGRIND_SIZES) * 2 * (len(present) + 1) if with_callgrind else 0
+    progress = Progress(len(cells) * runs * len(present) + cg_runs)
     print("%s mode: %d cells x %d allocators x %d runs, plus %d callgrind runs" % (
-        mode, len(cells), len(present), runs, cg_runs * len(present)), flush=True)
+        mode, len(cells), len(present), runs, cg_runs), flush=True)
     for cell in cells:
         # Allocators alternate run by run, so drift hits them all alike.
         for run in range(runs):
@@ -317,7 +318,7 @@ def main():
         if missing:
             print("FAILED: missing allocator library: " + " ".join(missing))
         return 1 if bad or missing else 0
-    report.write(outdir, mode, runs, cells, allocs, missing, results, callgrind)
+    report.write(outdir, mode, runs, cells, allocs, missing, results, callgrind, BASELINE)
     print("wrote %s/results.csv, results.md and plots" % outdir)
     return 0
 
@@ -325,8 +326,10 @@ def main():
 def run_callgrind(mode, build, allocs, progress):
     """Instructions per malloc+free pair: runs of N and 2N pairs under
     callgrind (which, unlike memcheck, leaves malloc to the preloaded
-    allocator); the difference divided by N leaves out start-up and exit.
-    Returns {(allocator, size): instructions or an error string}."""
+    allocator); the difference divided by N leaves out start-up and exit,
+    and the same for the loop without malloc and free (BASELINE) leaves
+    out the loop.  Returns {(allocator, size): instructions or an error
+    string}, with the loop's own count under (BASELINE, size)."""
     out = {}
     if not shutil.which("valgrind"):
         return {(n, s): "no valgrind" for n, _ in allocs for s in CALLGRIND_SIZES}
@@ -334,9 +337,10 @@ def run_callgrind(mode, build, allocs, progress):
     for size in CALLGRIND_SIZES:
         counts = {}
         for pairs in (n, 2 * n):
-            for name, lib in allocs:
+            for name, lib in [(BASELINE, None)] + allocs:
                 cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                       build + "/bench/microbench", "size=%d" % size, "pairs=%d" % pairs]
+                       build + "/bench/microbench", "size=%d" % size, "pairs=%d" % pairs,
+                       "baseline=%d" % (name == BASELINE)]
                 r = run_once(*launch(cmd, {}, lib, False), 600)
                 m = re.search(r"Collected : (\d+)", r["stderr"])
                 if r["status"] == "ok" and not m:
@@ -346,6 +350,10 @@ def run_callgrind(mode, build, allocs, progress):
         for name, (a, b) in counts.items():
             out[(name, size)] = (b - a) / n if isinstance(a, int) and isinstance(b, int) \
                 else (a if isinstance(a, str) else b)
+        loop = out[(BASELINE, size)]
+        for name, _ in allocs:
+            if isinstance(out[(name, size)], float) and isinstance(loop, float):
+                out[(name, size)] -= loop
     return out
 
 

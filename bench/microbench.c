@@ -2,23 +2,27 @@
  * of sizes from a mixed distribution (size=0).  The object is written and
  * read back so neither call can be skipped.  Run under callgrind with N
  * and 2N pairs, the difference divided by N is the instructions per pair
- * (bench/harness.py does this). */
+ * (bench/harness.py does this); baseline=1 does the same loop on a static
+ * buffer without malloc or free, to count the loop's own instructions. */
 #include "common.h"
 
 #include <stdio.h>
 
 #define TABLE 1024
+#define MAX (1 << 20)
 
 int main(int argc, char **argv)
 {
-    args_init(argc, argv, "size=64 (0: mixed) pairs=10000000");
+    args_init(argc, argv, "size=64 (0: mixed) pairs=10000000 baseline=0");
     long size = arg_long("size", 64);
     long pairs = arg_long("pairs", 10000000);
+    bool baseline = arg_long("baseline", 0);
     args_done();
-    if (size < 0 || pairs < 1) {
-        fprintf(stderr, "need size >= 0, pairs >= 1\n");
+    if (size < 0 || size > MAX || pairs < 1) {
+        fprintf(stderr, "need 0 <= size <= %d, pairs >= 1\n", MAX);
         return 2;
     }
+    static _Alignas(16) unsigned char buffer[MAX];
     /* Mixed: mostly small, a tail to 16 KiB (the exponent is geometric). */
     uint32_t sizes[TABLE];
     rng_t r;
@@ -34,7 +38,7 @@ int main(int argc, char **argv)
     uint64_t t0 = now_ns();
     for (long i = 0; i < pairs; i++) {
         size_t s = sizes[i % TABLE];
-        unsigned char *p = malloc(s);
+        unsigned char *p = baseline ? buffer : malloc(s);
         if (!p) {
             check_fail("malloc(%zu) returned NULL", s);
             break;
@@ -44,7 +48,8 @@ int main(int argc, char **argv)
         p[s - 1] = (unsigned char)(i >> 8);
         sum += *(volatile unsigned char *)&p[0] + *(volatile unsigned char *)&p[s - 1];
         want += (unsigned char)i + (unsigned char)(i >> 8);
-        free(p);
+        if (!baseline)
+            free(p);
     }
     double secs = (double)(now_ns() - t0) / 1e9;
 

@@ -125,14 +125,15 @@ def latency_table(s):
     return table(["cell", "allocator"] + [f + " ns" for f in fields], rows) if rows else ""
 
 
-def callgrind_table(allocs, callgrind):
+def callgrind_table(allocs, callgrind, baseline):
     sizes = sorted({sz for _, sz in callgrind})
     rows = []
-    for a, _ in allocs:
+    for a in [n for n, _ in allocs] + [baseline]:
         vals = [callgrind.get((a, sz)) for sz in sizes]
         rows.append([a] + ["%.1f" % v if isinstance(v, float) else (v or "-") for v in vals])
     text = table(["allocator"] + ["%d B" % sz for sz in sizes], rows)
-    numbers = {round(v, 1) for v in callgrind.values() if isinstance(v, float)}
+    numbers = {round(v, 1) for (a, _), v in callgrind.items()
+               if isinstance(v, float) and a != baseline}
     if len([a for a, _ in allocs]) > 1 and len(numbers) <= 1:
         text += "\n**Warning:** every allocator gave the same count; the preload did not " \
                 "take effect under valgrind.\n"
@@ -144,6 +145,8 @@ def plot(outdir, s, cells):
     mean over the workload's cells), and malloc-test throughput against
     the number of producer threads.  Returns markdown lines."""
     gp = shutil.which("gnuplot")
+    if not cells:
+        return []
     if not gp:
         return ["(gnuplot is not installed: no plots)"]
     pdir = os.path.join(outdir, "plots")
@@ -204,6 +207,7 @@ set multiplot layout 1,2 title "malloc-test throughput (higher is better)"
 set logscale x 2
 set xlabel "producer threads (as many consumers)"
 set ylabel "million mallocs per second"
+set yrange [0:*]
 set grid
 set key top left
 """.format(out=os.path.join(pdir, "malloc_test.png")) + "".join(panels) + "unset multiplot\n"
@@ -225,7 +229,7 @@ def package_version(pkg):
     return r.stdout.strip() if r.returncode == 0 else "?"
 
 
-def write(outdir, mode, runs, cells, allocs, missing, results, callgrind):
+def write(outdir, mode, runs, cells, allocs, missing, results, callgrind, baseline):
     s = Summary(cells, allocs, missing, results)
     md = ["# primalloc benchmark results", ""]
     md.append("%s, %s mode, %d run(s) per cell (median shown), %d CPUs, kernel %s." % (
@@ -254,8 +258,9 @@ def write(outdir, mode, runs, cells, allocs, missing, results, callgrind):
                "includes the clock read)", "", lat]
     if callgrind:
         md += ["## Instructions per malloc+free pair (callgrind, single thread)", "",
-               "Counted by valgrind --tool=callgrind for N and 2N pairs of microbench; "
-               "(count(2N) - count(N)) / N.", "",
-               callgrind_table(allocs, callgrind)]
+               "Counted by valgrind --tool=callgrind for N and 2N pairs of microbench: "
+               "(count(2N) - count(N)) / N, less the same for the loop without malloc and "
+               "free (its last row, already subtracted).", "",
+               callgrind_table(allocs, callgrind, baseline)]
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write("\n".join(md) + "\n")
