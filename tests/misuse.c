@@ -1,0 +1,126 @@
+/* Misuse: a double free of a small object, or a pointer primalloc never
+ * handed out, must abort the process after one line on stderr of the form
+ * "primalloc: <call>(<pointer>): <what>".  Each case runs in a forked child
+ * (trust/child.h) that first announces the pointer it is about to misuse. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "check.h"
+#include "child.h"
+
+#define CASE_SECONDS 60
+
+static void double_free(const void *arg __attribute__((unused)))
+{
+    char *p = malloc(opaque(32));
+    memset(p, 1, 32);
+    free(p);
+    child_announce(p);
+    free(opaque_ptr(p));
+}
+
+/* Other objects are freed in between, so the bad free is not simply a
+ * repeat of the last one. */
+static void double_free_later(const void *arg __attribute__((unused)))
+{
+    void *p = malloc(opaque(100)), *q = malloc(opaque(100)), *r = malloc(opaque(200));
+    free(p);
+    free(q);
+    free(r);
+    child_announce(p);
+    free(opaque_ptr(p));
+}
+
+static void stack_pointer(const void *arg __attribute__((unused)))
+{
+    char buf[64] = {0};
+    char *p = opaque_ptr(buf + 16);
+    child_announce(p);
+    free(p);
+}
+
+/* An address where a chunk's objects would be, in memory primalloc does
+ * not own: 2 MiB-aligned, so only the chunk table can tell. */
+static void foreign_chunk(const void *arg __attribute__((unused)))
+{
+    size_t len = 8 * MiB;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED);
+    char *chunk = (char *)(((uintptr_t)m + 2 * MiB - 1) & ~(uintptr_t)(2 * MiB - 1));
+    char *p = chunk + 64 * KiB;
+    child_announce(p);
+    free(p);
+}
+
+static void interior_pointer(const void *arg __attribute__((unused)))
+{
+    char *p = malloc(opaque(64));
+    char *inside = opaque_ptr(p + 16);
+    child_announce(inside);
+    free(inside);
+}
+
+static void realloc_stack_pointer(const void *arg __attribute__((unused)))
+{
+    char buf[64] = {0};
+    char *p = opaque_ptr(buf + 32);
+    child_announce(p);
+    CHECK(realloc(p, 100) != NULL);
+}
+
+struct misuse {
+    const char *name;
+    const char *call; /* the name the message must give */
+    void (*run)(const void *arg);
+};
+
+static const struct misuse cases[] = {
+    {"double free", "free", double_free},
+    {"double free after other frees", "free", double_free_later},
+    {"free of a stack address", "free", stack_pointer},
+    {"free in a chunk-aligned foreign mapping", "free", foreign_chunk},
+    {"free of an interior pointer", "free", interior_pointer},
+    {"realloc of a stack address", "realloc", realloc_stack_pointer},
+};
+
+/* Returns 1 if the case behaved, printing what went wrong otherwise. */
+static int run_case(const struct misuse *m)
+{
+    struct child_outcome out;
+    child_run(m->run, NULL, CASE_SECONDS, &out);
+    int ok = 1;
+    if (!WIFSIGNALED(out.status) || WTERMSIG(out.status) != SIGABRT) {
+        printf("%s: child was not killed by SIGABRT (%s)\n", m->name,
+               child_status_text(out.status));
+        ok = 0;
+    }
+    /* One line: "primalloc: <call>(<pointer>): <what>\n". */
+    char call[64] = "", what[512] = "";
+    uintptr_t said = 0;
+    int fields = sscanf(out.err, "primalloc: %63[^(](%" SCNxPTR "): %511[^\n]", call, &said,
+                        what);
+    char *nl = strchr(out.err, '\n');
+    if (fields != 3 || !nl || nl[1] != 0 || strcmp(call, m->call) != 0 || !out.announced ||
+        said != out.ptr) {
+        printf("%s: expected one line \"primalloc: %s(%#" PRIxPTR "): ...\", got \"%s\"\n",
+               m->name, m->call, out.ptr, out.err);
+        ok = 0;
+    }
+    return ok;
+}
+
+int main(void)
+{
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        failed += !run_case(&cases[i]);
+    CHECK_MSG(failed == 0, "%d of %zu misuse cases misbehaved", failed,
+              sizeof cases / sizeof cases[0]);
+    return 0;
+}
