@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct child_outcome {
     int status;      /* as waitpid reports it */
     char err[4096];  /* everything the child wrote to stderr */
@@ -24,5 +28,9 @@ void child_announce(const void *p);
 
 /* A readable description of a wait status, for failure messages. */
 const char *child_status_text(int status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
