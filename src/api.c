@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "chunk_table.h"
 #include "folio.h"
+#include "footprint.h"
 #include "huge.h"
 #include "large.h"
 #include "primalloc.h"
@@ -56,7 +57,7 @@ static void *alloc_big(size_t size)
 {
     if (size <= PM_LARGE_MAX)
         return pm_large_alloc(size);
-    void *p = size <= PTRDIFF_MAX ? pm_huge_alloc(size, PM_CHUNK) : 0;
+    void *p = size <= PTRDIFF_MAX ? pm_huge_alloc(size, PM_CHUNK, 0) : 0;
     if (!p)
         errno = ENOMEM;
     return p;
@@ -140,7 +141,7 @@ static void *alloc_aligned(size_t align, size_t size)
         return pm_tc_pop(pm_pow2_bin_by_log[64 - __builtin_clzl(need - 1)]);
     if (align <= PM_PAGE && size <= PM_LARGE_MAX)
         return pm_large_alloc_aligned(size);
-    void *p = size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align) : 0;
+    void *p = size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align, 0) : 0;
     if (!p)
         errno = ENOMEM;
     return p;
@@ -160,10 +161,18 @@ PM_API void *pm_calloc(size_t n, size_t size)
         errno = ENOMEM;
         return 0;
     }
-    void *p = pm_malloc(total);
-    /* Huge memory comes straight from the kernel or from uncommitted runs:
-     * it is zero already. */
-    if (p && total <= PM_LARGE_MAX)
+    if (total <= PM_LARGE_MAX) {
+        void *p = pm_malloc(total);
+        if (p)
+            memset(p, 0, total);
+        return p;
+    }
+    /* Huge memory from the kernel or an uncommitted run is zero already. */
+    int dirty;
+    void *p = pm_huge_alloc(total, PM_CHUNK, &dirty);
+    if (!p)
+        errno = ENOMEM;
+    else if (dirty)
         memset(p, 0, total);
     return p;
 }
@@ -271,7 +280,7 @@ PM_API int pm_trim(void)
 {
     pm_tc_flush();
     pm_cache_drain();
-    pm_folio_purge();
+    pm_fp_purge_all();
     return 1;
 }
 

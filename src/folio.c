@@ -1,5 +1,6 @@
 #include "folio.h"
 #include "chunk_table.h"
+#include "footprint.h"
 #include "lock.h"
 #include "os.h"
 #include "sizeclass.h"
@@ -45,14 +46,6 @@ struct pm_bin_state {
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
-
-/* Empty folios stay committed (DIRTY) so that a program that frees and
- * allocates again does not pay a page fault per page.  They are given back
- * when keeping them would raise the footprint above the high-water mark of
- * memory in use, when they have been empty for DECAY_MS, or on trim. */
-#define DECAY_MS 1000
-static size_t inuse_bytes, dirty_bytes, peak_bytes;
-static uint32_t next_decay;
 
 static inline struct pm_chunk_header *chunk_of(const void *p)
 {
@@ -104,17 +97,6 @@ static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
         s->nonempty[k / 64] &= ~(1ull << (k % 64));
 }
 
-static void account(size_t *counter, long delta)
-{
-    size_t now = __atomic_add_fetch(counter, (size_t)delta, __ATOMIC_RELAXED);
-    if (counter == &inuse_bytes && delta > 0) {
-        size_t peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
-        while (now > peak && !__atomic_compare_exchange_n(&peak_bytes, &peak, now, 1, __ATOMIC_RELAXED,
-                                                          __ATOMIC_RELAXED))
-            ;
-    }
-}
-
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
 {
     struct pm_chunk_header *c = s->wild;
@@ -148,7 +130,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     struct pm_folio *f = s->dirty.first;
     if (f) {
         unlink_from(&s->dirty, f);
-        account(&dirty_bytes, -(long)b->folio_bytes);
+        pm_fp_dirty(-(long)b->folio_bytes);
     } else if ((f = s->clean.first)) {
         unlink_from(&s->clean, f);
         *grew = 1;
@@ -157,14 +139,14 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     } else {
         return 0;
     }
-    account(&inuse_bytes, (long)b->folio_bytes);
+    pm_fp_inuse((long)b->folio_bytes);
     pm_stat_add(&pm_stats_global.folios_in_use, 1);
     return f;
 }
 
-/* Uncommits the oldest dirty folio of bin if it is older than `before`
- * (any age when force).  Returns 1 if it did. */
-static int purge_one(unsigned bin, uint32_t before, int force)
+/* Uncommits the oldest dirty folio of bin if it became empty before
+ * `before` (at any time when force).  Returns 1 if it did. */
+static int purge_bin(unsigned bin, uint32_t before, int force)
 {
     const struct pm_bin *b = &pm_bins[bin];
     struct pm_bin_state *s = &bins[bin];
@@ -175,7 +157,7 @@ static int purge_one(unsigned bin, uint32_t before, int force)
         return 0;
     }
     unlink_from(&s->dirty, f);
-    account(&dirty_bytes, -(long)b->folio_bytes);
+    pm_fp_dirty(-(long)b->folio_bytes);
     pm_lock_drop(&s->lock);
     /* TAKEN: on no list, so no one touches it while its pages go back. */
     pm_os_uncommit(folio_data(b, f), b->folio_bytes);
@@ -185,38 +167,14 @@ static int purge_one(unsigned bin, uint32_t before, int force)
     return 1;
 }
 
-static int over_peak(void)
-{
-    return __atomic_load_n(&inuse_bytes, __ATOMIC_RELAXED) + __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED) >
-           __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
-}
-
-static void purge_over_peak(void)
+int pm_folio_purge_one(uint32_t before, int force)
 {
     static unsigned rotor;
     unsigned start = __atomic_fetch_add(&rotor, 1, __ATOMIC_RELAXED);
-    for (unsigned i = 0; i < PM_NBINS && over_peak(); i++)
-        while (over_peak() && purge_one((start + i) % PM_NBINS, 0, 1))
-            ;
-}
-
-static void decay(void)
-{
-    uint32_t now = pm_os_now_ms(), due = __atomic_load_n(&next_decay, __ATOMIC_RELAXED);
-    if ((int32_t)(now - due) < 0 ||
-        !__atomic_compare_exchange_n(&next_decay, &due, now + DECAY_MS / 4, 0, __ATOMIC_RELAXED,
-                                     __ATOMIC_RELAXED))
-        return;
-    for (unsigned bin = 0; bin < PM_NBINS; bin++)
-        while (purge_one(bin, now - DECAY_MS, 0))
-            ;
-}
-
-void pm_folio_purge(void)
-{
-    for (unsigned bin = 0; bin < PM_NBINS; bin++)
-        while (purge_one(bin, 0, 1))
-            ;
+    for (unsigned i = 0; i < PM_NBINS; i++)
+        if (purge_bin((start + i) % PM_NBINS, before, force))
+            return 1;
+    return 0;
 }
 
 /* Objects taken under the lock, linked after it is dropped so that page
@@ -263,8 +221,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
             partial_push(s, f);
     }
     pm_lock_drop(&s->lock);
-    if (grew && __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED))
-        purge_over_peak();
+    if (grew)
+        pm_fp_settle();
 
     void *head = 0, **tail = &head;
     for (unsigned c = 0; c < nclaims; c++)
@@ -301,8 +259,8 @@ static void free_locked(struct pm_bin_state *s, const struct pm_bin *b, void *p,
     }
     f->empty_since = now;
     push(&s->dirty, f, DIRTY);
-    account(&inuse_bytes, -(long)b->folio_bytes);
-    account(&dirty_bytes, (long)b->folio_bytes);
+    pm_fp_inuse(-(long)b->folio_bytes);
+    pm_fp_dirty((long)b->folio_bytes);
     pm_stat_add(&pm_stats_global.folios_in_use, -1);
 }
 
@@ -326,7 +284,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             free_locked(s, b, objs[i], call, now);
         pm_lock_drop(&s->lock);
     }
-    decay();
+    pm_fp_settle();
 }
 
 void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)

@@ -5,9 +5,7 @@
  * with its free-object bitmap and its links in the bin's fullness lists
  * (one list per free count, plus a bitmap of the non-empty lists).  The
  * data pages hold only objects, so a folio whose objects are all free can
- * be given back to the kernel whole: it is, once keeping it would raise the
- * footprint above the high-water mark of memory in use, once it has been
- * empty for a second, or on pm_folio_purge.
+ * be given back to the kernel whole, under the rule of footprint.h.
  *
  * Promises: objects handed out are distinct and were free; freeing an
  * object that is already free in its folio, or a pointer that is not an
@@ -18,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "footprint.h"
 
 /* Up to `want` objects of bin as a list; *got says how many (fewer only
  * when memory ran out).  NULL when none could be had. */
@@ -26,8 +25,10 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got);
 /* Gives every object of the list back to its folio. */
 void pm_folio_free_list(unsigned bin, void *head, const char *call);
 
-/* Gives every empty folio's pages back to the kernel now. */
-void pm_folio_purge(void);
+/* Gives back the oldest empty, committed folio of some bin that became
+ * empty before `before` (ms, see pm_os_now_ms), or of any age when force.
+ * Returns 1 if there was one. */
+int pm_folio_purge_one(uint32_t before, int force);
 
 /* For tests and statistics: objects of bin ever carved into folios, and
  * how many of them are free in their folios now. */

@@ -1,12 +1,34 @@
 #include "huge.h"
+#include "footprint.h"
 #include "lock.h"
 #include "os.h"
 #include "stats.h"
 
 #define ORDERS (PM_TABLE_BITS + 1)
 
+/* A freed run still committed: its record lives in its own first page. */
+struct dirty_run {
+    struct dirty_run *next, *prev; /* newest first */
+    size_t pages;                  /* pages still committed */
+    uint32_t since;                /* ms when freed */
+    uint32_t order;
+};
+
 static pm_lock lock;
-static uint32_t free_runs[ORDERS]; /* chunk index of the first free run, 0 if none */
+static uint32_t clean_runs[ORDERS]; /* chunk index of the first uncommitted run, 0 if none */
+static struct dirty_run *dirty_first, *dirty_last;
+
+static void dirty_unlink(struct dirty_run *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        dirty_first = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        dirty_last = r->prev;
+}
 
 static size_t pages_of(size_t size)
 {
@@ -19,21 +41,38 @@ static unsigned order_of(size_t size)
     return chunks <= 1 ? 0 : 64 - (unsigned)__builtin_clzl(chunks - 1);
 }
 
-void *pm_huge_alloc(size_t size, size_t align)
+void *pm_huge_alloc(size_t size, size_t align, int *dirty)
 {
     if (size > ((size_t)1 << PM_ADDRESS_BITS) / 2)
         return 0;
     unsigned order = order_of(size);
-    size_t run = PM_CHUNK << order;
+    size_t run = PM_CHUNK << order, pages = pages_of(size);
     char *base = 0;
+    struct dirty_run *r = 0;
     if (align <= PM_CHUNK) {
+        /* The smallest committed run that holds the request: a bigger run
+         * serves a smaller request with its tail given back. */
         pm_lock_take(&lock);
-        uint32_t i = free_runs[order];
-        if (i) {
-            free_runs[order] = pm_chunk_table[i].link;
+        for (struct dirty_run *d = dirty_first; d; d = d->next)
+            if (d->order >= order && (!r || d->order < r->order))
+                r = d;
+        if (r) {
+            order = r->order;
+            dirty_unlink(r);
+            base = (char *)r;
+        } else if (clean_runs[order]) {
+            uint32_t i = clean_runs[order];
+            clean_runs[order] = pm_chunk_table[i].link;
             base = (char *)((uintptr_t)i << PM_CHUNK_SHIFT);
         }
         pm_lock_drop(&lock);
+    }
+    if (dirty)
+        *dirty = r != 0;
+    if (r) {
+        pm_fp_dirty(-(long)(r->pages * PM_PAGE));
+        if (r->pages > pages)
+            pm_os_uncommit(base + pages * PM_PAGE, (r->pages - pages) * PM_PAGE);
     }
     if (!base) {
         base = pm_os_map(run, align > PM_CHUNK ? align : PM_CHUNK);
@@ -46,13 +85,16 @@ void *pm_huge_alloc(size_t size, size_t align)
             pm_os_hugepage(base, whole);
         pm_chunk_set((uintptr_t)base + PM_CHUNK, run - PM_CHUNK, PM_TAG_HUGE_BODY, 0);
     }
-    pm_chunk_set((uintptr_t)base, PM_CHUNK, PM_TAG_HUGE + order, (uint32_t)pages_of(size));
-    pm_stat_add(&pm_stats_global.huge_bytes, (long)(pages_of(size) * PM_PAGE));
+    pm_chunk_set((uintptr_t)base, PM_CHUNK, PM_TAG_HUGE + order, (uint32_t)pages);
+    pm_stat_add(&pm_stats_global.huge_bytes, (long)(pages * PM_PAGE));
+    pm_fp_inuse((long)(pages * PM_PAGE));
+    if (!r)
+        pm_fp_settle();
     return base;
 }
 
-/* The run is marked free first, so a racing second free is caught, and
- * linked for reuse only after its pages are back with the kernel. */
+/* The run is marked free under the lock, so a racing second free is caught;
+ * it stays committed, under the footprint rule. */
 void pm_huge_free(void *p, struct pm_chunk_entry *e)
 {
     pm_lock_take(&lock);
@@ -60,14 +102,45 @@ void pm_huge_free(void *p, struct pm_chunk_entry *e)
     if ((tag & PM_TAG_KIND) != PM_TAG_HUGE)
         pm_fatal("free", p, "double free");
     e->tag = PM_TAG_HUGE_FREE + (tag - PM_TAG_HUGE);
+    struct dirty_run *r = p;
+    r->pages = e->link;
+    r->order = tag - PM_TAG_HUGE;
+    r->since = pm_os_now_ms();
+    r->prev = 0;
+    r->next = dirty_first;
+    if (dirty_first)
+        dirty_first->prev = r;
+    else
+        dirty_last = r;
+    dirty_first = r;
     pm_lock_drop(&lock);
-    size_t bytes = (size_t)e->link * PM_PAGE;
-    pm_os_uncommit(p, bytes);
-    pm_stat_add(&pm_stats_global.huge_bytes, -(long)bytes);
+    long bytes = (long)(r->pages * PM_PAGE);
+    pm_stat_add(&pm_stats_global.huge_bytes, -bytes);
+    pm_fp_inuse(-bytes);
+    pm_fp_dirty(bytes);
+    pm_fp_settle();
+}
+
+int pm_huge_purge_one(uint32_t before, int force)
+{
     pm_lock_take(&lock);
-    e->link = free_runs[tag - PM_TAG_HUGE];
-    free_runs[tag - PM_TAG_HUGE] = (uint32_t)((uintptr_t)p >> PM_CHUNK_SHIFT);
+    struct dirty_run *r = dirty_last;
+    if (!r || (!force && (int32_t)(before - r->since) < 0)) {
+        pm_lock_drop(&lock);
+        return 0;
+    }
+    dirty_unlink(r);
     pm_lock_drop(&lock);
+    uint32_t order = r->order;
+    size_t pages = r->pages;
+    pm_fp_dirty(-(long)(pages * PM_PAGE));
+    pm_os_uncommit(r, pages * PM_PAGE);
+    uint32_t i = (uint32_t)((uintptr_t)r >> PM_CHUNK_SHIFT);
+    pm_lock_take(&lock);
+    pm_chunk_table[i].link = clean_runs[order];
+    clean_runs[order] = i;
+    pm_lock_drop(&lock);
+    return 1;
 }
 
 size_t pm_huge_usable(const struct pm_chunk_entry *e)

@@ -1,5 +1,5 @@
-/* Huge objects: power-of-two runs, reuse through the free lists, zeroed
- * and uncommitted on free, resize in place, misuse detected. */
+/* Huge objects: power-of-two runs, reuse through the free lists, kept
+ * committed after free until trimmed, resize in place, misuse detected. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
@@ -58,15 +58,18 @@ int main(void)
     CHECK(resident_pages(p, 8 * MiB) <= 3 * MiB / PM_PAGE);
     CHECK(p[3 * MiB - 1] == 7);
 
-    /* Freed runs go back to the kernel and are reused, zeroed. */
+    /* A freed run stays committed for reuse (calloc clears it); trimmed,
+     * it goes back to the kernel and comes back zeroed. */
     pm_free(p);
+    CHECK(resident_pages(p, 8 * MiB) == 3 * MiB / PM_PAGE);
+    unsigned char *z = pm_calloc(1, 6 * MiB);
+    CHECK(z == p && all_zero(z, 6 * MiB));
+    pm_free(z);
+    CHECK(pm_trim());
     CHECK(resident_pages(p, 8 * MiB) == 0);
     unsigned char *q = pm_malloc(6 * MiB);
     CHECK(q == p);
     CHECK(all_zero(q, 6 * MiB));
-    unsigned char *z = pm_calloc(1, 6 * MiB);
-    CHECK(z && z != q && all_zero(z, 6 * MiB));
-    pm_free(z);
 
     /* Growing past the run moves the object, contents kept. */
     memset(q, 3, 6 * MiB);
