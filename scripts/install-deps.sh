@@ -3,7 +3,7 @@
 # that are missing.  Usage: install-deps.sh test|bench
 set -euo pipefail
 case "${1:-}" in
-  test)  pkgs=(cmake gcc g++ clang valgrind python3 git sqlite3 perl libclang-rt-14-dev redis-server redis-tools
+  test)  pkgs=(cmake gcc g++ clang valgrind python3 git sqlite3 perl libclang-rt-14-dev redis-server redis-tools lua5.4
                time) ;;
   # bench/: the peers (tbbmalloc through its proxy library), GNU time for
   # max RSS, valgrind for instruction counts, gnuplot for the plots, and
