@@ -109,12 +109,15 @@ static struct where locate(void *p, const char *call, const char *freed)
     }
 }
 
-static void release(const struct where *w)
+static void release(void *p, const struct where *w)
 {
-    if (w->huge)
+    if (w->huge) {
         pm_huge_free(w->start, w->huge);
-    else
-        pm_tc_push(w->start, w->bin);
+        return;
+    }
+    if (w->start != p)
+        pm_large_note(w->start, p);
+    pm_tc_push(w->start, w->bin);
 }
 
 static void free_slow(void *p, size_t size, const char *call)
@@ -124,7 +127,7 @@ static void free_slow(void *p, size_t size, const char *call)
     struct where w = locate(p, call, "double free");
     if (size > w.usable)
         pm_fatal(call, p, "size larger than the object");
-    release(&w);
+    release(p, &w);
 }
 
 static void *alloc_aligned(size_t align, size_t size)
@@ -196,7 +199,7 @@ PM_API void *pm_realloc(void *p, size_t size)
     if (!q)
         return 0;
     memcpy(q, p, size < w.usable ? size : w.usable);
-    release(&w);
+    release(p, &w);
     return q;
 }
 
@@ -293,14 +296,14 @@ static void prefork(void)
 {
     pm_cache_prefork();
     pm_folio_prefork();
-    pm_huge_prefork();
     pm_chunk_prefork();
+    pm_huge_prefork();
 }
 
 static void postfork(void)
 {
-    pm_chunk_postfork();
     pm_huge_postfork();
+    pm_chunk_postfork();
     pm_folio_postfork();
     pm_cache_postfork();
 }

@@ -35,26 +35,29 @@ static struct cpu_bin *cpus; /* [slot][bin] */
 static unsigned nslots, global_cap;
 static pm_lock init_lock;
 
-static void init(void)
+/* Maps the per-CPU caches.  When the kernel refuses (an address-space
+ * limit), the caches are skipped and init is tried again next time. */
+static int init(void)
 {
     pm_lock_take(&init_lock);
     if (!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) {
         unsigned n = pm_os_cpu_slots();
         size_t bytes = ((size_t)n * PM_NBINS * sizeof(struct cpu_bin) + PM_PAGE - 1) & ~(PM_PAGE - 1);
         struct cpu_bin *c = pm_os_map(bytes, PM_PAGE);
-        if (!c)
-            pm_fatal("malloc", 0, "cannot map the per-CPU caches");
-        nslots = n;
-        global_cap = n < GLOBAL_MAX ? n : GLOBAL_MAX;
-        __atomic_store_n(&cpus, c, __ATOMIC_RELEASE);
+        if (c) {
+            nslots = n;
+            global_cap = n < GLOBAL_MAX ? n : GLOBAL_MAX;
+            __atomic_store_n(&cpus, c, __ATOMIC_RELEASE);
+        }
     }
     pm_lock_drop(&init_lock);
+    return cpus != 0;
 }
 
 static struct cpu_bin *my_cpu_bin(unsigned bin)
 {
-    if (pm_unlikely(!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)))
-        init();
+    if (pm_unlikely(!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) && !init())
+        return 0;
     struct cpu_bin *c = &cpus[(size_t)(pm_os_cpu() % nslots) * PM_NBINS + bin];
     __builtin_prefetch(&c->cur, 1);
     return c;
@@ -86,6 +89,8 @@ static void chain_free(unsigned bin, struct chain ch)
 void *pm_cache_get(unsigned bin)
 {
     struct cpu_bin *c = my_cpu_bin(bin);
+    if (!c)
+        return 0;
     pm_lock_take(&c->lock);
     void *batch = chain_pop(&c->cur);
     if (!batch && c->full.first) {
@@ -108,6 +113,10 @@ void *pm_cache_get(unsigned bin)
 void pm_cache_put(unsigned bin, void *batch)
 {
     struct cpu_bin *c = my_cpu_bin(bin);
+    if (!c) {
+        pm_folio_free_list(bin, batch, "free");
+        return;
+    }
     struct chain spill = {0, 0};
     pm_lock_take(&c->lock);
     if (c->cur.nbatches < pm_bins[bin].cpu_batches) {

@@ -1,4 +1,5 @@
 #include "chunk_table.h"
+#include "huge.h"
 #include "lock.h"
 #include "os.h"
 #include "stats.h"
@@ -22,6 +23,8 @@ void *pm_chunk_alloc(unsigned bin)
             r = pm_os_map(PM_CHUNK, PM_CHUNK);
             size = PM_CHUNK;
         }
+        if (!r && pm_huge_unmap_free())
+            r = pm_os_map(PM_CHUNK, PM_CHUNK);
         if (!r) {
             pm_lock_drop(&region_lock);
             return 0;

@@ -1,6 +1,7 @@
 #include "folio.h"
 #include "chunk_table.h"
 #include "footprint.h"
+#include "large.h"
 #include "lock.h"
 #include "os.h"
 #include "sizeclass.h"
@@ -249,7 +250,7 @@ static void free_locked(struct pm_bin_state *s, const struct pm_bin *b, void *p,
     unsigned bit = idx & ((1u << b->folio_log) - 1);
     uint64_t m = 1ull << (bit % 64);
     if (pm_unlikely(f->free_bits[bit / 64] & m))
-        pm_fatal(call, p, "double free");
+        pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(p) : p, "double free");
     f->free_bits[bit / 64] |= m;
     if (f->state == PARTIAL)
         partial_remove(s, f);

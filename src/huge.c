@@ -76,6 +76,8 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
     }
     if (!base) {
         base = pm_os_map(run, align > PM_CHUNK ? align : PM_CHUNK);
+        if (!base && pm_huge_unmap_free())
+            base = pm_os_map(run, align > PM_CHUNK ? align : PM_CHUNK);
         if (!base)
             return 0;
         /* Huge pages only where whole 2 MiB pages are asked for: the last
@@ -159,6 +161,27 @@ int pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size)
     e->link = (uint32_t)now;
     pm_stat_add(&pm_stats_global.huge_bytes, ((long)now - (long)old) * (long)PM_PAGE);
     return 1;
+}
+
+/* Free runs keep their address space, which an address-space limit may
+ * need back: unmap them all. */
+int pm_huge_unmap_free(void)
+{
+    while (pm_huge_purge_one(0, 1))
+        ;
+    int any = 0;
+    pm_lock_take(&lock);
+    for (unsigned order = 0; order < ORDERS; order++)
+        while (clean_runs[order]) {
+            uint32_t i = clean_runs[order];
+            clean_runs[order] = pm_chunk_table[i].link;
+            uintptr_t base = (uintptr_t)i << PM_CHUNK_SHIFT;
+            pm_chunk_set(base, PM_CHUNK << order, 0, 0);
+            pm_os_unmap((void *)base, PM_CHUNK << order);
+            any = 1;
+        }
+    pm_lock_drop(&lock);
+    return any;
 }
 
 void pm_huge_prefork(void)

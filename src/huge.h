@@ -24,6 +24,10 @@ int pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size);
 /* As pm_folio_purge_one, for freed runs. */
 int pm_huge_purge_one(uint32_t before, int force);
 
+/* Unmaps every free run (for when the kernel refuses more address space).
+ * Returns 1 if it unmapped any. */
+int pm_huge_unmap_free(void);
+
 void pm_huge_prefork(void);
 void pm_huge_postfork(void);
 

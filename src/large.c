@@ -34,3 +34,21 @@ void *pm_large_slot(void *p, unsigned bin)
         return 0;
     return (void *)(chunk + PM_DATA_START + start);
 }
+
+/* The note is the offset plus a value derived from the slot, so that user
+ * data left in a slot freed without a note is not taken for one. */
+static uintptr_t note_key(void *slot)
+{
+    return ((uintptr_t)slot * 0x9e3779b97f4a7c15ull) | 1;
+}
+
+void pm_large_note(void *slot, void *p)
+{
+    ((uintptr_t *)slot)[2] = note_key(slot) + (uintptr_t)((char *)p - (char *)slot);
+}
+
+void *pm_large_noted(void *slot)
+{
+    uintptr_t offset = ((uintptr_t *)slot)[2] - note_key(slot);
+    return offset < PM_PAGE ? (char *)slot + offset : slot;
+}

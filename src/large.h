@@ -19,4 +19,10 @@ void *pm_large_alloc_aligned(size_t size);
  * or NULL when p is not a pointer pm_large_alloc could have returned. */
 void *pm_large_slot(void *p, unsigned bin);
 
+/* A freed slot remembers the pointer it was freed by (its third word), so
+ * that a double free found later names that pointer. */
+void pm_large_note(void *slot, void *p);
+/* The pointer noted for slot, or slot itself when there is no note. */
+void *pm_large_noted(void *slot);
+
 #endif
