@@ -11,7 +11,7 @@
 #include "check.h"
 #include "objects.h"
 
-#define BUSY_THREADS 3
+#define BUSY_THREADS 2
 #define KEEP 64
 #define INHERITED 32
 
@@ -79,7 +79,7 @@ static void child(int n, void **inherited, int fork_again)
 
 int main(int argc, char **argv)
 {
-    int forks = argc > 1 ? atoi(argv[1]) : 100;
+    int forks = argc > 1 ? atoi(argv[1]) : 60;
     CHECK(forks > 0);
     uint64_t rng = 42;
     void *inherited[INHERITED];

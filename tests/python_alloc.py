@@ -13,11 +13,11 @@ rng = random.Random(20240601)
 
 def dicts_and_strings():
     d = {}
-    for i in range(200000):
+    for i in range(80000):
         d["k%d" % rng.randrange(10**9)] = (i, str(i) * (i % 7), [i] * (i % 5))
     for k in list(d)[::2]:
         del d[k]
-    for i in range(100000):
+    for i in range(40000):
         d[("t", i)] = {"x": i, "y": "v" * (i % 50)}
     return sum(len(str(v)) for v in d.values())
 

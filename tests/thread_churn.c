@@ -15,7 +15,7 @@
 #define LOCAL 200
 #define HANDED 16
 #define WARMUP_THREADS 400
-#define GROWTH_BOUND (64 * MiB)
+#define GROWTH_BOUND (16 * MiB)
 
 struct thread_work {
     uint64_t seed;
