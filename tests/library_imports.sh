@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Usage: library_imports.sh LIBRARY
+# What the shared library needs from elsewhere must be safe to use during
+# the loader's and libc's first allocations: thread-local state in the
+# static TLS block (initial-exec: no __tls_get_addr, which may allocate),
+# and no dynamic lookups or stdio, which take locks or allocate and would
+# re-enter the allocator.
+set -u
+lib=$1
+fail=0
+readelf -d "$lib" | grep -q 'FLAGS.*STATIC_TLS' ||
+  { echo "$lib: no STATIC_TLS flag (thread state not initial-exec TLS)"; fail=1; }
+imports=$(readelf -W --dyn-syms "$lib" | awk '$7 == "UND" { sub(/@.*/, "", $8); print $8 }')
+[ -n "$imports" ] || { echo "$lib: could not read its imports"; exit 1; }
+for sym in __tls_get_addr dlsym dlvsym dlopen dladdr fopen fdopen printf fprintf vfprintf \
+           puts fputs fwrite fflush setvbuf perror; do
+  if grep -qx "$sym" <<<"$imports"; then
+    echo "$lib imports $sym"
+    fail=1
+  fi
+done
+exit $fail
