@@ -21,8 +21,10 @@ static void *allocate(size_t size, size_t align)
     return pm_posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) ? 0 : p;
 }
 
-/* The throwing forms call the new-handler until it gives up. */
-static void *new_or_throw(size_t size, size_t align)
+/* Every form calls the new-handler until allocation succeeds or there is
+ * no handler; then the throwing forms throw bad_alloc and the nothrow forms
+ * return NULL (the standard's "as if the throwing form in a try"). */
+static void *new_with_handler(size_t size, size_t align, int nothrow)
 {
     for (;;) {
         void *p = allocate(size, align);
@@ -30,6 +32,8 @@ static void *new_or_throw(size_t size, size_t align)
             return p;
         new_handler h = _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : 0;
         if (!h) {
+            if (nothrow)
+                return 0;
             if (_ZSt17__throw_bad_allocv)
                 _ZSt17__throw_bad_allocv();
             pm_fatal("operator new", 0, "out of memory");
@@ -38,15 +42,14 @@ static void *new_or_throw(size_t size, size_t align)
     }
 }
 
-/* The nothrow forms return NULL and leave the new-handler alone. */
-PM_API void *_Znwm(size_t n) { return new_or_throw(n, 0); }
-PM_API void *_Znam(size_t n) { return new_or_throw(n, 0); }
-PM_API void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { (void)nt; return allocate(n, 0); }
-PM_API void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { (void)nt; return allocate(n, 0); }
-PM_API void *_ZnwmSt11align_val_t(size_t n, size_t al) { return new_or_throw(n, al); }
-PM_API void *_ZnamSt11align_val_t(size_t n, size_t al) { return new_or_throw(n, al); }
-PM_API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return allocate(n, al); }
-PM_API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return allocate(n, al); }
+PM_API void *_Znwm(size_t n) { return new_with_handler(n, 0, 0); }
+PM_API void *_Znam(size_t n) { return new_with_handler(n, 0, 0); }
+PM_API void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { (void)nt; return new_with_handler(n, 0, 1); }
+PM_API void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { (void)nt; return new_with_handler(n, 0, 1); }
+PM_API void *_ZnwmSt11align_val_t(size_t n, size_t al) { return new_with_handler(n, al, 0); }
+PM_API void *_ZnamSt11align_val_t(size_t n, size_t al) { return new_with_handler(n, al, 0); }
+PM_API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return new_with_handler(n, al, 1); }
+PM_API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return new_with_handler(n, al, 1); }
 
 PM_API void _ZdlPv(void *p) { pm_free(p); }
 PM_API void _ZdaPv(void *p) { pm_free(p); }
