@@ -30,9 +30,10 @@ static void dirty_unlink(struct dirty_run *r)
         dirty_last = r->prev;
 }
 
+/* At least one page: a run's first page holds its record once freed. */
 static size_t pages_of(size_t size)
 {
-    return (size + PM_PAGE - 1) >> PM_PAGE_SHIFT;
+    return size ? (size + PM_PAGE - 1) >> PM_PAGE_SHIFT : 1;
 }
 
 static unsigned order_of(size_t size)
