@@ -19,7 +19,7 @@ test:
 bench:
 	scripts/install-deps.sh bench
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
-	cmake --build $(BUILD) -j$(JOBS)
+	cmake --build $(BUILD) -j$(JOBS) --target primalloc bench_workloads
 	bench/run.sh $(BUILD)
 
 fuzz:
