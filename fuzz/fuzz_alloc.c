@@ -202,9 +202,10 @@ static void do_realloc(struct reader *r, unsigned i, int array)
          * block stays. */
         n = byte(r) % 5;
         if (n == 4) {
-            n = SIZE_MAX / (size | 1) + 2;
+            /* size | 2 is at least 2, so the count itself cannot wrap. */
+            n = SIZE_MAX / (size | 2) + 1;
             errno = 0;
-            if (pm_reallocarray(s->p, n, size | 1) || errno != ENOMEM)
+            if (pm_reallocarray(s->p, n, size | 2) || errno != ENOMEM)
                 FAIL("reallocarray overflow not refused");
             if (s->p)
                 verify(s);
