@@ -41,6 +41,26 @@ static void double_free_later(const void *arg __attribute__((unused)))
     malloc_trim(0);
 }
 
+/* The same double free with the program going on to allocate, as a
+ * program that does not trim would: the object must not be handed out
+ * twice before the double free is caught. */
+static void double_free_then_reuse(const void *arg __attribute__((unused)))
+{
+    void *p = malloc(opaque(100)), *q = malloc(opaque(100)), *r = malloc(opaque(200));
+    free(p);
+    free(q);
+    free(r);
+    child_announce(p);
+    free(opaque_ptr(p));
+    void *got[8];
+    for (int i = 0; i < 8; i++) {
+        got[i] = malloc(opaque(100));
+        for (int j = 0; j < i; j++)
+            if (got[j] == got[i])
+                fprintf(stderr, "malloc(100) returned %p twice\n", got[i]);
+    }
+}
+
 static void stack_pointer(const void *arg __attribute__((unused)))
 {
     char buf[64] = {0};
@@ -87,6 +107,7 @@ struct misuse {
 static const struct misuse cases[] = {
     {"double free", "free", double_free},
     {"double free after other frees, found by malloc_trim", "free", double_free_later},
+    {"double free after other frees, then allocations", "free", double_free_then_reuse},
     {"free of a stack address", "free", stack_pointer},
     {"free in a chunk-aligned foreign mapping", "free", foreign_chunk},
     {"free of an interior pointer", "free", interior_pointer},
