@@ -19,7 +19,7 @@
 #define PM_API __attribute__((visibility("default")))
 
 static void *alloc_big(size_t size);
-static void free_slow(void *p, size_t size, const char *call);
+static __attribute__((noinline)) void free_slow(void *p, size_t size, const char *call);
 
 PM_API void *pm_malloc(size_t size)
 {
@@ -28,9 +28,11 @@ PM_API void *pm_malloc(size_t size)
     return alloc_big(size);
 }
 
+static __attribute__((noinline)) void free_large(void *p, unsigned bin, size_t size, const char *call);
+
 /* The fast free: p must be an object's start in a bin's chunk and, when
  * the caller states a size, no bigger than the object.  A large object
- * (handed out at an offset) or anything odd takes the slow path. */
+ * (handed out at an offset) or anything odd takes a slower path. */
 static inline void dealloc(void *p, size_t size, const char *call)
 {
     uintptr_t a = (uintptr_t)p;
@@ -40,6 +42,10 @@ static inline void dealloc(void *p, size_t size, const char *call)
         uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
         if (pm_likely(rel < b->data_bytes && pm_div_size(b, rel) * b->size == rel && size <= b->size)) {
             pm_tc_push(p, bin);
+            return;
+        }
+        if (b->kind == PM_LARGE) {
+            free_large(p, bin, size, call);
             return;
         }
     }
@@ -118,6 +124,19 @@ static void release(void *p, const struct where *w)
     if (w->start != p)
         pm_large_note(w->start, p);
     pm_tc_push(w->start, w->bin);
+}
+
+/* A large object at its offset: back to its slot, noting the pointer for
+ * a double free found later. */
+static void free_large(void *p, unsigned bin, size_t size, const char *call)
+{
+    char *slot = pm_large_slot(p, bin);
+    if (!slot || pm_tc_is_top(slot, bin) || size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
+        free_slow(p, size, call);
+        return;
+    }
+    pm_large_note(slot, p);
+    pm_tc_push(slot, bin);
 }
 
 static void free_slow(void *p, size_t size, const char *call)

@@ -103,18 +103,6 @@ void pm_tc_overflow(void *p, unsigned bin)
     t->room = pm_bins[bin].batch - 1;
 }
 
-uint64_t pm_tc_random(void)
-{
-    uint64_t x = pm_tc.rng;
-    if (pm_unlikely(!x))
-        x = pm_os_random_seed() | 1;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    pm_tc.rng = x;
-    return x;
-}
-
 void pm_tc_flush(void)
 {
     tc_release();

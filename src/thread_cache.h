@@ -69,7 +69,17 @@ static inline int pm_tc_is_top(const void *p, unsigned bin)
 }
 
 /* A per-thread pseudo-random number (xorshift), for large-object offsets. */
-uint64_t pm_tc_random(void);
+static inline uint64_t pm_tc_random(void)
+{
+    uint64_t x = pm_tc.rng;
+    if (pm_unlikely(!x))
+        x = pm_os_random_seed() | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    pm_tc.rng = x;
+    return x;
+}
 
 /* Returns this thread's cached objects to the shared levels. */
 void pm_tc_flush(void);
