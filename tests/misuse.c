@@ -26,9 +26,9 @@ static void double_free(const void *arg __attribute__((unused)))
     free(opaque_ptr(p));
 }
 
-/* Other objects are freed in between, so the bad free is not simply a
- * repeat of the last one. */
-static void double_free_later(const void *arg __attribute__((unused)))
+/* Frees p twice with other objects freed in between, so that the bad free
+ * is not simply a repeat of the last one, and returns p. */
+static void *double_free_under_others(void)
 {
     void *p = malloc(opaque(100)), *q = malloc(opaque(100)), *r = malloc(opaque(200));
     free(p);
@@ -36,22 +36,23 @@ static void double_free_later(const void *arg __attribute__((unused)))
     free(r);
     child_announce(p);
     free(opaque_ptr(p));
+    return p;
+}
+
+static void double_free_later(const void *arg __attribute__((unused)))
+{
+    double_free_under_others();
     /* Not p on top of its list: the cheap check passes it, and the double
      * free is found when the object's batch returns to its folio. */
     malloc_trim(0);
 }
 
-/* The same double free with the program going on to allocate, as a
- * program that does not trim would: the object must not be handed out
- * twice before the double free is caught. */
+/* The same with the program going on to allocate, as a program that does
+ * not trim would: the object must not be handed out twice before the
+ * double free is caught. */
 static void double_free_then_reuse(const void *arg __attribute__((unused)))
 {
-    void *p = malloc(opaque(100)), *q = malloc(opaque(100)), *r = malloc(opaque(200));
-    free(p);
-    free(q);
-    free(r);
-    child_announce(p);
-    free(opaque_ptr(p));
+    double_free_under_others();
     void *got[8];
     for (int i = 0; i < 8; i++) {
         got[i] = malloc(opaque(100));
