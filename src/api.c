@@ -94,7 +94,7 @@ static struct where locate(void *p, const char *call, const char *freed)
             w.start = 0;
         if (!w.start)
             pm_fatal(call, p, "pointer inside an object, not at its start");
-        if (pm_tc_is_top(w.start, w.bin))
+        if (pm_tc_holds(w.start, w.bin))
             pm_fatal(call, p, freed);
         w.usable = (size_t)((char *)w.start + b->size - (char *)p);
         return w;
@@ -131,7 +131,7 @@ static void release(void *p, const struct where *w)
 static void free_large(void *p, unsigned bin, size_t size, const char *call)
 {
     char *slot = pm_large_slot(p, bin);
-    if (!slot || pm_tc_is_top(slot, bin) || size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
+    if (!slot || pm_tc_holds(slot, bin) || size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
         free_slow(p, size, call);
         return;
     }

@@ -59,6 +59,8 @@ void *pm_tc_refill(unsigned bin)
             void *p = pm_folio_alloc(bin, 1, &n);
             if (!p)
                 errno = ENOMEM;
+            else
+                ((void **)p)[1] = 0;
             return p;
         }
         tc_start();
@@ -75,13 +77,14 @@ void *pm_tc_refill(unsigned bin)
     struct pm_tbin *t = &pm_tc.bins[bin];
     t->head = *(void **)list;
     t->room = pm_bins[bin].batch - n + 1;
+    ((void **)list)[1] = 0;
     return list;
 }
 
 void pm_tc_overflow(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
-    if (p == t->head)
+    if (pm_tc_holds(p, bin))
         pm_fatal("free", p, "double free");
     if (pm_tc.state != TC_LIVE) {
         if (pm_tc.state == TC_DEAD) {
@@ -98,9 +101,29 @@ void pm_tc_overflow(void *p, unsigned bin)
     if (pm_tc.spare[bin])
         pm_cache_put(bin, pm_tc.spare[bin]);
     pm_tc.spare[bin] = t->head;
-    *(void **)p = 0;
+    ((void **)p)[0] = 0;
+    ((void **)p)[1] = pm_tc_key(bin);
     t->head = p;
     t->room = pm_bins[bin].batch - 1;
+}
+
+/* Whether p is in the first n objects of list (n bounds the walk should a
+ * use after free have made a cycle). */
+static int list_has(const void *list, const void *p, unsigned n)
+{
+    for (; list && n; list = *(void *const *)list, n--)
+        if (list == p)
+            return 1;
+    return 0;
+}
+
+int pm_tc_holds(const void *p, unsigned bin)
+{
+    const struct pm_tbin *t = &pm_tc.bins[bin];
+    if (((void *const *)p)[1] != pm_tc_key(bin) || pm_tc.state != TC_LIVE)
+        return 0;
+    unsigned batch = pm_bins[bin].batch;
+    return list_has(t->head, p, batch - t->room) || list_has(pm_tc.spare[bin], p, batch);
 }
 
 void pm_tc_flush(void)

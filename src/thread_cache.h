@@ -5,8 +5,10 @@
  * Promises: pm_tc_pop and pm_tc_push touch only this thread's data unless
  * the list is empty or full; the slow paths move whole batches to and from
  * the shared levels.  A thread's objects return to the shared levels when
- * it exits.  A free of the object on top of the list aborts as a double
- * free. */
+ * it exits.  A free of an object still in this thread's list or spare
+ * batch aborts as a double free: a freed object's second word holds its
+ * bin's key, cleared when the object is handed out, so the fast path
+ * compares one word and only a match costs a search. */
 #ifndef PM_THREAD_CACHE_H
 #define PM_THREAD_CACHE_H
 
@@ -37,12 +39,20 @@ extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-e
 void *pm_tc_refill(unsigned bin);
 void pm_tc_overflow(void *p, unsigned bin);
 
+/* The mark of a free object of bin: the address of the bin's description,
+ * which a program has no reason to store. */
+static inline void *pm_tc_key(unsigned bin)
+{
+    return (void *)&pm_bins[bin];
+}
+
 static inline void *pm_tc_pop(unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
     void *p = t->head;
     if (pm_likely(p)) {
         t->head = *(void **)p;
+        ((void **)p)[1] = 0;
         t->room++;
         return p;
     }
@@ -52,8 +62,10 @@ static inline void *pm_tc_pop(unsigned bin)
 static inline void pm_tc_push(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
-    if (pm_likely(t->room && p != t->head)) {
-        *(void **)p = t->head;
+    void **w = p;
+    if (pm_likely(t->room && w[1] != pm_tc_key(bin))) {
+        w[0] = t->head;
+        w[1] = pm_tc_key(bin);
         t->head = p;
         t->room--;
         return;
@@ -61,12 +73,8 @@ static inline void pm_tc_push(void *p, unsigned bin)
     pm_tc_overflow(p, bin);
 }
 
-/* Is p the object this thread freed last into bin?  (The one cheap
- * use-after-free check.) */
-static inline int pm_tc_is_top(const void *p, unsigned bin)
-{
-    return p == pm_tc.bins[bin].head;
-}
+/* Is p among the objects this thread holds free for bin? */
+int pm_tc_holds(const void *p, unsigned bin);
 
 /* A per-thread pseudo-random number (xorshift), for large-object offsets. */
 static inline uint64_t pm_tc_random(void)

@@ -14,7 +14,7 @@
 
 enum { THREADS = 8, ROUNDS = 3, OPS = 100000, SLOTS = 1 << 14 };
 static const size_t sizes[] = {16, 48, 100, 256, 700, 3000, 15000, 40000};
-static void *_Atomic slots[SLOTS];
+static void *slots[SLOTS];
 
 static void fill(unsigned char *p, size_t n, uintptr_t seed)
 {

@@ -1,6 +1,7 @@
 /* Thread cache: objects freed by a thread are the next it gets back, the
- * cache holds at most a list and a spare batch, a double free of the last
- * freed object aborts, and thread exit empties the cache. */
+ * cache holds at most a list and a spare batch, it knows which objects it
+ * holds, a double free of any of them aborts, and thread exit empties the
+ * cache. */
 #include <pthread.h>
 #include <stdint.h>
 #include "cache.h"
@@ -12,6 +13,30 @@
 static void double_free(void *p)
 {
     pm_free(p);
+    pm_free(p);
+}
+
+/* p freed under others in its list, then freed again. */
+static void double_free_under_others(void *p)
+{
+    void *q = pm_malloc(100);
+    pm_free(p);
+    pm_free(q);
+    pm_free(p);
+}
+
+/* p freed, then enough others that the list holding p becomes the spare
+ * batch, then p freed again. */
+static void double_free_in_spare(void *p)
+{
+    unsigned batch = pm_bins[pm_bin_of_small(100)].batch;
+    void *others[batch];
+    for (unsigned i = 0; i < batch; i++)
+        others[i] = pm_malloc(100);
+    pm_free(p);
+    for (unsigned i = 0; i < batch; i++)
+        pm_free(others[i]);
+    CHECK(pm_tc_holds(p, pm_bin_of_small(100)));
     pm_free(p);
 }
 
@@ -36,8 +61,12 @@ static void *worker(void *arg)
         pm_free(objs[i]);
         CHECK(pm_tc_count(bin) <= 2 * (size_t)batch);
     }
-    /* LIFO: the last freed comes back first. */
+    for (size_t i = n - batch; i < n; i++)
+        CHECK(pm_tc_holds(objs[i], bin));
+    CHECK(!pm_tc_holds(objs[0], bin));
+    /* LIFO: the last freed comes back first, no longer marked free. */
     CHECK(pm_malloc(48) == objs[n - 1]);
+    CHECK(!pm_tc_holds(objs[n - 1], bin));
     pm_free(objs[n - 1]);
     CHECK(pm_tc_count(bin) > 0);
     return 0;
@@ -60,6 +89,8 @@ int main(void)
     void *p = pm_malloc(100);
     check_fatal(double_free, p, "free(0x");
     check_fatal(double_free, p, "double free");
+    check_fatal(double_free_under_others, p, "double free");
+    check_fatal(double_free_in_spare, p, "double free");
     check_fatal(realloc_freed, p, "realloc(0x");
     check_fatal(realloc_freed, p, "already freed");
     pm_free(p);
