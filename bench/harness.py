@@ -37,14 +37,16 @@ MODES = ("full", "quick", "tiny")
 class Workload:
     """A program and its arguments at each size (full, quick, tiny).
     threaded: it takes threads=N and is run at every thread count.
+    more_threads: thread counts it also runs at by default.
     variants: further cells, each a name and extra arguments.
     script: a shell script that preloads the allocator itself, into only
     the program under test, from BENCH_PRELOAD."""
 
     def __init__(self, name, cmd, sizes, threaded=False, variants=None,
-                 script=False, env=None, source=""):
+                 script=False, env=None, source="", more_threads=()):
         self.name, self.cmd, self.sizes = name, cmd, sizes
         self.threaded, self.script, self.env = threaded, script, env or {}
+        self.more_threads = more_threads
         self.variants = variants or [("", "")]
         self.source = source
 
@@ -55,41 +57,42 @@ def c(prog, fixed=""):
 
 WORKLOADS = [
     Workload("malloc-test", c("malloc_test", "mode=original"),
-             ("objects=300000", "objects=50000", "objects=2000"), threaded=True),
+             ("objects=6000000", "objects=50000", "objects=2000"), threaded=True),
     Workload("malloc-test-batched", c("malloc_test", "mode=batched"),
-             ("objects=1000000", "objects=200000", "objects=8192"), threaded=True),
+             ("objects=15000000", "objects=200000", "objects=8192"), threaded=True,
+             more_threads=(4,)),
     Workload("threadtest", c("threadtest", "size=64"),
-             ("objects=100000 rounds=60", "objects=20000 rounds=30", "objects=1000 rounds=3"),
+             ("objects=100000 rounds=240", "objects=20000 rounds=30", "objects=1000 rounds=3"),
              threaded=True),
     Workload("larson", c("larson", "min=7 max=500 slots=1000"),
-             ("rounds=30000 gens=20", "rounds=10000 gens=10", "rounds=500 gens=3"),
+             ("rounds=450000 gens=20", "rounds=10000 gens=10", "rounds=500 gens=3"),
              threaded=True),
     Workload("shbench", c("shbench", "min=1 max=1000 remote=0"),
-             ("iters=40000", "iters=15000", "iters=300"), threaded=True),
+             ("iters=800000", "iters=15000", "iters=300"), threaded=True),
     Workload("shbench-remote", c("shbench", "min=1 max=1000 remote=1"),
-             ("iters=20000", "iters=8000", "iters=300"), threaded=True),
+             ("iters=300000", "iters=8000", "iters=300"), threaded=True),
     Workload("xmalloc", c("xmalloc", "min=8 max=1024 batch=64"),
-             ("objects=600000", "objects=150000", "objects=2000"), threaded=True),
+             ("objects=7200000", "objects=150000", "objects=2000"), threaded=True),
     Workload("cache-thrash", c("false_sharing", "mode=active size=8"),
-             ("iters=2000 writes=5000", "iters=500 writes=2000", "iters=20 writes=100"),
+             ("iters=12000 writes=5000", "iters=500 writes=2000", "iters=20 writes=100"),
              threaded=True),
     Workload("cache-scratch", c("false_sharing", "mode=passive size=8"),
-             ("iters=2000 writes=5000", "iters=500 writes=2000", "iters=20 writes=100"),
+             ("iters=12000 writes=5000", "iters=500 writes=2000", "iters=20 writes=100"),
              threaded=True),
     Workload("vyukov", c("vyukov_chain", "max=4096"),
              ("threads=200 objects=10000", "threads=100 objects=5000",
               "threads=20 objects=500")),
     Workload("superserver", c("superserver", "kmin=4 kmax=20 life=1000"),
-             ("objects=600000", "objects=150000", "objects=3000"), threaded=True),
+             ("objects=1800000", "objects=150000", "objects=3000"), threaded=True),
     Workload("mstress", c("mstress", "maxlog=14"),
-             ("phases=10 iters=60000", "phases=5 iters=30000", "phases=3 iters=500"),
+             ("phases=10 iters=600000", "phases=5 iters=30000", "phases=3 iters=500"),
              threaded=True),
     Workload("alloc-test", c("alloc_test", "max=1024 slots=16384"),
-             ("ops=1500000", "ops=400000", "ops=5000"), threaded=True),
+             ("ops=15000000", "ops=400000", "ops=5000"), threaded=True),
     Workload("malloc-large", c("malloc_large", "min=5m max=25m"),
-             ("ops=150", "ops=40", "ops=5")),
+             ("ops=225", "ops=40", "ops=5")),
     Workload("microbench", c("microbench"),
-             ("pairs=20000000", "pairs=4000000", "pairs=10000"),
+             ("pairs=40000000", "pairs=4000000", "pairs=10000"),
              variants=[(str(s), "size=%d" % s) for s in
                        (16, 64, 256, 1024, 4096, 16384, 65536)] + [("mixed", "size=0")]),
     Workload("python3", ["/usr/bin/python3", BENCH + "/real/alloc_heavy.py"],
@@ -148,13 +151,14 @@ def select_cells(opts, mode):
     for name in only:
         if name not in known:
             sys.exit("unknown workload %r; known: %s" % (name, " ".join(known)))
-    threads = [int(t) for t in words(opts.threads)] or \
-        ([1, 3] if mode == "tiny" else [1, 2, 8, 32])
+    chosen = [int(t) for t in words(opts.threads)]
+    threads = chosen or ([1, 3] if mode == "tiny" else [1, 2, 8, 32])
     cells = []
     for w in WORKLOADS:
         if only and w.name not in only:
             continue
-        for t in (threads if w.threaded else [0]):
+        counts = threads if chosen or mode == "tiny" else sorted(set(threads) | set(w.more_threads))
+        for t in (counts if w.threaded else [0]):
             for v in w.variants:
                 cells.append(Cell(w, t, v))
     return cells, (not only or "callgrind" in only)
