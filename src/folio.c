@@ -237,9 +237,9 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     return head;
 }
 
-/* Frees one object with the bin lock held. */
-static void free_locked(struct pm_bin_state *s, const struct pm_bin *b, void *p, const char *call,
-                        uint32_t now)
+/* Marks p free in its folio, with the bin lock held, and returns the
+ * folio; its count and list are settled by settle_freed. */
+static struct pm_folio *mark_free(const struct pm_bin *b, void *p, const char *call)
 {
     struct pm_chunk_header *c = chunk_of(p);
     uint32_t rel = (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START;
@@ -252,9 +252,18 @@ static void free_locked(struct pm_bin_state *s, const struct pm_bin *b, void *p,
     if (pm_unlikely(f->free_bits[bit / 64] & m))
         pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(p) : p, "double free");
     f->free_bits[bit / 64] |= m;
+    return f;
+}
+
+/* n objects of f were marked free: one move to the list of its new count
+ * for the lot (a batch's objects mostly share folios). */
+static void settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f,
+                         unsigned n, uint32_t now)
+{
     if (f->state == PARTIAL)
         partial_remove(s, f);
-    if (++f->nfree < 1u << b->folio_log) {
+    f->nfree += n;
+    if (f->nfree < 1u << b->folio_log) {
         partial_push(s, f);
         return;
     }
@@ -281,8 +290,19 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             __builtin_prefetch(&chunk_of(head)->folios[0]);
         }
         pm_lock_take(&s->lock);
-        for (unsigned i = 0; i < n; i++)
-            free_locked(s, b, objs[i], call, now);
+        struct pm_folio *run = 0;
+        unsigned in_run = 0;
+        for (unsigned i = 0; i < n; i++) {
+            struct pm_folio *f = mark_free(b, objs[i], call);
+            if (f != run) {
+                if (run)
+                    settle_freed(s, b, run, in_run, now);
+                run = f;
+                in_run = 0;
+            }
+            in_run++;
+        }
+        settle_freed(s, b, run, in_run, now);
         pm_lock_drop(&s->lock);
     }
     pm_fp_settle();

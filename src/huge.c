@@ -105,6 +105,9 @@ void pm_huge_free(void *p, struct pm_chunk_entry *e)
     if ((tag & PM_TAG_KIND) != PM_TAG_HUGE)
         pm_fatal("free", p, "double free");
     e->tag = PM_TAG_HUGE_FREE + (tag - PM_TAG_HUGE);
+    /* Once the lock drops, another thread may take the run: read nothing
+     * of it after that. */
+    long bytes = (long)e->link * (long)PM_PAGE;
     struct dirty_run *r = p;
     r->pages = e->link;
     r->order = tag - PM_TAG_HUGE;
@@ -117,7 +120,6 @@ void pm_huge_free(void *p, struct pm_chunk_entry *e)
         dirty_last = r;
     dirty_first = r;
     pm_lock_drop(&lock);
-    long bytes = (long)(r->pages * PM_PAGE);
     pm_stat_add(&pm_stats_global.huge_bytes, -bytes);
     pm_fp_inuse(-bytes);
     pm_fp_dirty(bytes);
