@@ -11,6 +11,16 @@ struct chain {
     size_t nbatches;
 };
 
+/* Byte budgets shared by all bins, so that one busy bin may use both of
+ * its CPU lists while a flow through many bins (objects freed by another
+ * thread than allocated them) parks a bounded amount, not 2 MiB a bin. */
+#define CPU_BUDGET ((long)(2 * PM_CPU_LIST_BYTES))
+
+struct cpu_held {
+    long bytes;
+    char pad[64 - sizeof(long)];
+};
+
 /* The lock has a cache line of its own, apart from the lists it guards, so
  * that a waiter spinning on it does not pull the lists away from the
  * holder (section 8). */
@@ -32,6 +42,8 @@ struct global_bin {
 
 static struct global_bin globals[PM_NBINS];
 static struct cpu_bin *cpus; /* [slot][bin] */
+static struct cpu_held *held; /* [slot] */
+static long global_held, global_budget;
 static unsigned nslots, global_cap;
 static pm_lock init_lock;
 
@@ -42,11 +54,14 @@ static int init(void)
     pm_lock_take(&init_lock);
     if (!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) {
         unsigned n = pm_os_cpu_slots();
-        size_t bytes = ((size_t)n * PM_NBINS * sizeof(struct cpu_bin) + PM_PAGE - 1) & ~(PM_PAGE - 1);
+        size_t bins = (size_t)n * PM_NBINS * sizeof(struct cpu_bin);
+        size_t bytes = (bins + n * sizeof(struct cpu_held) + PM_PAGE - 1) & ~(PM_PAGE - 1);
         struct cpu_bin *c = pm_os_map(bytes, PM_PAGE);
         if (c) {
             nslots = n;
+            held = (struct cpu_held *)((char *)c + bins);
             global_cap = n < GLOBAL_MAX ? n : GLOBAL_MAX;
+            global_budget = (long)global_cap * CPU_BUDGET;
             __atomic_store_n(&cpus, c, __ATOMIC_RELEASE);
         }
     }
@@ -61,6 +76,16 @@ static struct cpu_bin *my_cpu_bin(unsigned bin)
     struct cpu_bin *c = &cpus[(size_t)(pm_os_cpu() % nslots) * PM_NBINS + bin];
     __builtin_prefetch(&c->cur, 1);
     return c;
+}
+
+static long *held_by(const struct cpu_bin *c)
+{
+    return &held[(size_t)(c - cpus) / PM_NBINS].bytes;
+}
+
+static long bytes_of(unsigned bin, size_t nbatches)
+{
+    return (long)(nbatches * pm_bins[bin].batch * pm_bins[bin].size);
 }
 
 static void *chain_pop(struct chain *ch)
@@ -98,13 +123,18 @@ void *pm_cache_get(unsigned bin)
         c->full = (struct chain){0, 0};
         batch = chain_pop(&c->cur);
     }
-    if (!batch) {
+    if (batch) {
+        __atomic_fetch_sub(held_by(c), bytes_of(bin, 1), __ATOMIC_RELAXED);
+    } else {
         struct global_bin *g = &globals[bin];
         pm_lock_take(&g->lock);
         if (g->n)
             c->cur = g->chains[--g->n];
         pm_lock_drop(&g->lock);
+        long moved = bytes_of(bin, c->cur.nbatches);
+        __atomic_fetch_sub(&global_held, moved, __ATOMIC_RELAXED);
         batch = chain_pop(&c->cur);
+        __atomic_fetch_add(held_by(c), moved - bytes_of(bin, batch != 0), __ATOMIC_RELAXED);
     }
     pm_lock_drop(&c->lock);
     return batch;
@@ -118,27 +148,38 @@ void pm_cache_put(unsigned bin, void *batch)
         return;
     }
     struct chain spill = {0, 0};
+    long *h = held_by(c);
     pm_lock_take(&c->lock);
-    if (c->cur.nbatches < pm_bins[bin].cpu_batches) {
-        chain_push(&c->cur, batch);
-    } else {
-        /* cur is full: it becomes the spare, and an older spare moves to
-         * the global level whole. */
+    if (c->cur.nbatches >= pm_bins[bin].cpu_batches) {
+        /* cur is full: it becomes the spare, and an older spare moves on
+         * whole. */
         spill = c->full;
         c->full = c->cur;
         c->cur = (struct chain){0, 0};
-        chain_push(&c->cur, batch);
-        if (spill.first) {
-            struct global_bin *g = &globals[bin];
-            pm_lock_take(&g->lock);
-            if (g->n < global_cap) {
-                g->chains[g->n++] = spill;
-                spill = (struct chain){0, 0};
-            }
-            pm_lock_drop(&g->lock);
+    }
+    chain_push(&c->cur, batch);
+    long now = __atomic_add_fetch(h, bytes_of(bin, 1), __ATOMIC_RELAXED);
+    if (!spill.first && now > CPU_BUDGET) {
+        /* Over the CPU's budget: this bin gives up its older list, or its
+         * only one. */
+        struct chain *give = c->full.first ? &c->full : &c->cur;
+        spill = *give;
+        *give = (struct chain){0, 0};
+    }
+    long out = bytes_of(bin, spill.nbatches);
+    __atomic_fetch_sub(h, out, __ATOMIC_RELAXED);
+    if (spill.first && __atomic_add_fetch(&global_held, out, __ATOMIC_RELAXED) <= global_budget) {
+        struct global_bin *g = &globals[bin];
+        pm_lock_take(&g->lock);
+        if (g->n < global_cap) {
+            g->chains[g->n++] = spill;
+            spill = (struct chain){0, 0};
         }
+        pm_lock_drop(&g->lock);
     }
     pm_lock_drop(&c->lock);
+    if (spill.first)
+        __atomic_fetch_sub(&global_held, out, __ATOMIC_RELAXED);
     chain_free(bin, spill);
 }
 
@@ -150,6 +191,7 @@ void pm_cache_drain(void)
             pm_lock_take(&c->lock);
             struct chain cur = c->cur, full = c->full;
             c->cur = c->full = (struct chain){0, 0};
+            __atomic_fetch_sub(held_by(c), bytes_of(bin, cur.nbatches + full.nbatches), __ATOMIC_RELAXED);
             pm_lock_drop(&c->lock);
             chain_free(bin, cur);
             chain_free(bin, full);
@@ -159,6 +201,7 @@ void pm_cache_drain(void)
             pm_lock_take(&g->lock);
             struct chain ch = g->n ? g->chains[--g->n] : (struct chain){0, 0};
             pm_lock_drop(&g->lock);
+            __atomic_fetch_sub(&global_held, bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
             if (!ch.first)
                 break;
             chain_free(bin, ch);

@@ -1,5 +1,7 @@
 /* The shared cache levels of each bin (supermalloc-ismm2015.txt section 8):
- * per CPU, two lists of about 1 MiB; globally, up to P such lists.
+ * per CPU, two lists of about 1 MiB; globally, up to P such lists.  Byte
+ * budgets over all bins bound what they hold: 2 MiB a CPU, P times that
+ * globally.
  *
  * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
  * free objects linked through their first word, NULL-terminated.  Batches

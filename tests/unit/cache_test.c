@@ -2,11 +2,13 @@
  * objects of several sizes to one another (through every level), with
  * content checks, and threads come and go; afterwards every object of each
  * bin is accounted for in the shared levels and the folios, and a trim
- * empties the caches into the folios. */
+ * empties the caches into the folios.  Frees through many bins park a
+ * bounded amount in the shared levels, not two lists a bin. */
 #include <pthread.h>
 #include <stdint.h>
 #include "cache.h"
 #include "folio.h"
+#include "os.h"
 #include "primalloc.h"
 #include "sizeclass.h"
 #include "thread_cache.h"
@@ -50,8 +52,37 @@ static void *worker(void *arg)
     return 0;
 }
 
+static size_t cached_bytes(void)
+{
+    size_t sum = 0;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        sum += pm_cache_count(bin) * pm_bins[bin].size;
+    return sum;
+}
+
+/* 3 MiB freed in each of 24 small and medium bins: without a shared budget
+ * the levels would keep up to 4 MiB of each. */
+static void many_bins(void)
+{
+    enum { BINS = 24, BYTES = 3 << 20 };
+    for (unsigned bin = 0; bin < BINS; bin++) {
+        size_t n = BYTES / pm_bins[bin].size;
+        void **objs = pm_malloc(n * sizeof(void *));
+        for (size_t i = 0; i < n; i++)
+            CHECK((objs[i] = pm_malloc(pm_bins[bin].size)));
+        for (size_t i = 0; i < n; i++)
+            pm_free(objs[i]);
+        pm_free(objs);
+    }
+    size_t bound = (size_t)pm_os_cpu_slots() * 4 * PM_CPU_LIST_BYTES + (size_t)BINS * 16384;
+    if (cached_bytes() > bound)
+        fprintf(stderr, "cached %zu bytes, bound %zu\n", cached_bytes(), bound);
+    CHECK(cached_bytes() <= bound);
+}
+
 int main(void)
 {
+    many_bins();
     for (int r = 0; r < ROUNDS; r++) {
         pthread_t t[THREADS];
         for (uintptr_t i = 0; i < THREADS; i++)
