@@ -48,6 +48,7 @@ struct pm_bin_state {
 
 static struct pm_bin_state bins[PM_NBINS];
 
+
 static inline struct pm_chunk_header *chunk_of(const void *p)
 {
     return (struct pm_chunk_header *)((uintptr_t)p & ~(PM_CHUNK - 1));
@@ -82,6 +83,24 @@ static void unlink_from(struct list *l, struct pm_folio *f)
     else
         l->last = f->prev;
     f->state = TAKEN;
+}
+
+/* Bit b: bin b may have a dirty folio.  Purging looks here first, so that
+ * it does not write (and so commit) the state of every bin. */
+static uint64_t dirty_bins;
+_Static_assert(PM_NBINS <= 64, "one bit a bin");
+
+static void dirty_push(struct pm_bin_state *s, struct pm_folio *f)
+{
+    push(&s->dirty, f, DIRTY);
+    __atomic_fetch_or(&dirty_bins, 1ull << (s - bins), __ATOMIC_RELAXED);
+}
+
+static void dirty_unlink(struct pm_bin_state *s, struct pm_folio *f)
+{
+    unlink_from(&s->dirty, f);
+    if (!s->dirty.first)
+        __atomic_fetch_and(&dirty_bins, ~(1ull << (s - bins)), __ATOMIC_RELAXED);
 }
 
 static void partial_push(struct pm_bin_state *s, struct pm_folio *f)
@@ -130,7 +149,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
         }
     struct pm_folio *f = s->dirty.first;
     if (f) {
-        unlink_from(&s->dirty, f);
+        dirty_unlink(s, f);
         pm_fp_dirty(-(long)b->folio_bytes);
     } else if ((f = s->clean.first)) {
         unlink_from(&s->clean, f);
@@ -157,7 +176,7 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
         pm_lock_drop(&s->lock);
         return 0;
     }
-    unlink_from(&s->dirty, f);
+    dirty_unlink(s, f);
     pm_fp_dirty(-(long)b->folio_bytes);
     pm_lock_drop(&s->lock);
     /* TAKEN: on no list, so no one touches it while its pages go back. */
@@ -172,9 +191,11 @@ int pm_folio_purge_one(uint32_t before, int force)
 {
     static unsigned rotor;
     unsigned start = __atomic_fetch_add(&rotor, 1, __ATOMIC_RELAXED);
-    for (unsigned i = 0; i < PM_NBINS; i++)
-        if (purge_bin((start + i) % PM_NBINS, before, force))
+    for (unsigned i = 0; i < PM_NBINS; i++) {
+        unsigned bin = (start + i) % PM_NBINS;
+        if ((__atomic_load_n(&dirty_bins, __ATOMIC_RELAXED) >> bin & 1) && purge_bin(bin, before, force))
             return 1;
+    }
     return 0;
 }
 
@@ -268,7 +289,7 @@ static void settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct 
         return;
     }
     f->empty_since = now;
-    push(&s->dirty, f, DIRTY);
+    dirty_push(s, f);
     pm_fp_inuse(-(long)b->folio_bytes);
     pm_fp_dirty((long)b->folio_bytes);
     pm_stat_add(&pm_stats_global.folios_in_use, -1);
