@@ -140,6 +140,26 @@ void *pm_cache_get(unsigned bin)
     return batch;
 }
 
+/* Hands a whole list to the global level if it has room (a slot and
+ * budget); 1 if it took it.  Called with the CPU lock held. */
+static int to_global(unsigned bin, struct chain ch)
+{
+    long bytes = bytes_of(bin, ch.nbatches);
+    if (__atomic_add_fetch(&global_held, bytes, __ATOMIC_RELAXED) > global_budget) {
+        __atomic_fetch_sub(&global_held, bytes, __ATOMIC_RELAXED);
+        return 0;
+    }
+    struct global_bin *g = &globals[bin];
+    pm_lock_take(&g->lock);
+    int took = g->n < global_cap;
+    if (took)
+        g->chains[g->n++] = ch;
+    pm_lock_drop(&g->lock);
+    if (!took)
+        __atomic_fetch_sub(&global_held, bytes, __ATOMIC_RELAXED);
+    return took;
+}
+
 void pm_cache_put(unsigned bin, void *batch)
 {
     struct cpu_bin *c = my_cpu_bin(bin);
@@ -147,40 +167,35 @@ void pm_cache_put(unsigned bin, void *batch)
         pm_folio_free_list(bin, batch, "free");
         return;
     }
-    struct chain spill = {0, 0};
-    long *h = held_by(c);
+    unsigned cap = pm_bins[bin].cpu_batches;
+    long *h = held_by(c), one = bytes_of(bin, 1);
     pm_lock_take(&c->lock);
-    if (c->cur.nbatches >= pm_bins[bin].cpu_batches) {
-        /* cur is full: it becomes the spare, and an older spare moves on
-         * whole. */
-        spill = c->full;
+    if (c->cur.nbatches >= cap && !c->full.first) {
         c->full = c->cur;
         c->cur = (struct chain){0, 0};
     }
-    chain_push(&c->cur, batch);
-    long now = __atomic_add_fetch(h, bytes_of(bin, 1), __ATOMIC_RELAXED);
-    if (!spill.first && now > CPU_BUDGET) {
-        /* Over the CPU's budget: this bin gives up its older list, or its
-         * only one. */
-        struct chain *give = c->full.first ? &c->full : &c->cur;
-        spill = *give;
-        *give = (struct chain){0, 0};
-    }
-    long out = bytes_of(bin, spill.nbatches);
-    __atomic_fetch_sub(h, out, __ATOMIC_RELAXED);
-    if (spill.first && __atomic_add_fetch(&global_held, out, __ATOMIC_RELAXED) <= global_budget) {
-        struct global_bin *g = &globals[bin];
-        pm_lock_take(&g->lock);
-        if (g->n < global_cap) {
-            g->chains[g->n++] = spill;
-            spill = (struct chain){0, 0};
+    if (c->cur.nbatches >= cap || __atomic_load_n(h, __ATOMIC_RELAXED) + one > CPU_BUDGET) {
+        /* No room (both lists full, or the CPU over its budget): the older
+         * list moves down whole.  Where the global level has no room
+         * either, the batch goes to its folios instead, while its objects
+         * are still in this CPU's cache: walking a cold 1 MiB list would
+         * miss on every object. */
+        struct chain *old = c->full.first ? &c->full : &c->cur;
+        if (!old->first || !to_global(bin, *old)) {
+            pm_lock_drop(&c->lock);
+            pm_folio_free_list(bin, batch, "free");
+            return;
         }
-        pm_lock_drop(&g->lock);
+        __atomic_fetch_sub(h, bytes_of(bin, old->nbatches), __ATOMIC_RELAXED);
+        *old = (struct chain){0, 0};
+        if (c->cur.nbatches >= cap) {
+            c->full = c->cur;
+            c->cur = (struct chain){0, 0};
+        }
     }
+    chain_push(&c->cur, batch);
+    __atomic_fetch_add(h, one, __ATOMIC_RELAXED);
     pm_lock_drop(&c->lock);
-    if (spill.first)
-        __atomic_fetch_sub(&global_held, out, __ATOMIC_RELAXED);
-    chain_free(bin, spill);
 }
 
 void pm_cache_drain(void)
