@@ -7,22 +7,28 @@
 # Usage: redis.sh REQUESTS
 set -euo pipefail
 n=${1:-100000}
-port=$((20000 + $$ % 20000))
 preload=${BENCH_PRELOAD:-$(ldconfig -p | awk '/libc\.so\.6 .*x86-64/ {print $NF; exit}')}
 dir=$(mktemp -d)
-LD_PRELOAD=$preload redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$dir" --logfile "$dir/log" &
-server=$!
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$dir"' EXIT
+server=
+trap '[ -z "$server" ] || kill $server 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$dir"' EXIT
+gone() {
+    echo "check FAILED: redis-server $1; its log ends:"
+    tail -n 20 "$dir/log"
+    exit 1
+}
+. "$(dirname "$0")/redis_start.sh"
+redis_start "$preload" "$dir" || gone "did not start"
 cli() { redis-cli -p "$port" "$@"; }
-for _ in $(seq 100); do
-    [ "$(cli ping 2>/dev/null)" = PONG ] && break
-    sleep 0.05
-done
+# redis-benchmark retries a dead server forever: each load is bounded in
+# time, and a server that is gone is reported with its log.
+load() {
+    timeout 120 redis-benchmark -p "$port" -q -n "$n" "$@" > /dev/null || gone "stopped answering"
+    kill -0 $server 2>/dev/null || gone "died"
+}
 
 start=$(date +%s%N)
-redis-benchmark -p "$port" -q -n "$n" -r 100000 -d 256 -t set,get,sadd,hset,lpush,lpop > /dev/null
-redis-benchmark -p "$port" -q -n "$n" -t incr,lpush > /dev/null
+load -r 100000 -d 256 -t set,get,sadd,hset,lpush,lpop
+load -t incr,lpush
 echo "metric requests_per_s $((8 * n * 1000000000 / ($(date +%s%N) - start))) 1/s"
 
 head -c 300000 /dev/urandom | base64 -w0 > "$dir/big"
