@@ -1,9 +1,9 @@
 """Runs every benchmark workload under every allocator and reports.
 
 bench/run.sh calls this with Debian's python3 (standard library only).
-Knobs come from the environment (QUICK, ONLY, ALLOCATORS, THREADS, RUNS)
+Knobs come from the environment (QUICK, ONLY, ALLOCATORS, THREADS, RUNS, COMPARE)
 or the matching options; see bench/README.md.  Each run is one process:
-its wall time, user and system time and max RSS come from wait4(), its
+its wall time, user and system time and max RSS come from GNU time, its
 own metric and self-check from the lines it prints ("metric NAME VALUE
 UNIT", "check ok" or "check FAILED ...")."""
 import argparse
@@ -137,6 +137,8 @@ def parse_args():
     p.add_argument("--threads", default=env("THREADS", ""))
     p.add_argument("--runs", type=int, default=int(env("RUNS", "0")))
     p.add_argument("--primalloc", help="the library (default BUILD/libprimalloc.so)")
+    p.add_argument("--compare", default=env("COMPARE", ""),
+                   help="more allocators as NAME=LIBRARY,... (an older primalloc, say)")
     p.add_argument("--list", action="store_true", help="print the workload names")
     return p.parse_args()
 
@@ -167,6 +169,11 @@ def select_cells(opts, mode):
 def select_allocators(opts):
     lib = opts.primalloc or os.path.join(opts.build, "libprimalloc.so")
     table = dict(primalloc=lib, **PEERS)
+    for pair in words(opts.compare):
+        name, _, path = pair.partition("=")
+        if not path:
+            sys.exit("COMPARE takes NAME=LIBRARY, not %r" % pair)
+        table[name] = os.path.abspath(path)
     names = words(opts.allocators) or list(table)
     for n in names:
         if n not in table:

@@ -11,10 +11,10 @@ struct chain {
     size_t nbatches;
 };
 
-/* Byte budgets shared by all bins, so that one busy bin may use both of
- * its CPU lists while a flow through many bins (objects freed by another
- * thread than allocated them) parks a bounded amount, not 2 MiB a bin. */
-#define CPU_BUDGET ((long)(2 * PM_CPU_LIST_BYTES))
+/* Byte budgets shared by all bins, so that a flow through many bins
+ * (objects freed by another thread than allocated them) parks a bounded
+ * amount, not 2 MiB a bin. */
+#define CPU_BUDGET ((long)PM_CPU_BUDGET)
 
 struct cpu_held {
     long bytes;
@@ -111,21 +111,53 @@ static void chain_free(unsigned bin, struct chain ch)
         pm_folio_free_list(bin, b, "free");
 }
 
-void *pm_cache_get(unsigned bin)
+/* A batch from either list of c, whose lock is held, or NULL. */
+static void *cpu_pop(struct cpu_bin *c, unsigned bin)
 {
-    struct cpu_bin *c = my_cpu_bin(bin);
-    if (!c)
-        return 0;
-    pm_lock_take(&c->lock);
     void *batch = chain_pop(&c->cur);
     if (!batch && c->full.first) {
         c->cur = c->full;
         c->full = (struct chain){0, 0};
         batch = chain_pop(&c->cur);
     }
-    if (batch) {
+    if (batch)
         __atomic_fetch_sub(held_by(c), bytes_of(bin, 1), __ATOMIC_RELAXED);
-    } else {
+    return batch;
+}
+
+/* A batch from another CPU's cache.  Where one thread frees what a thread
+ * on another CPU allocates (producer and consumer), the freed objects
+ * would otherwise sit in the freeing CPU's cache up to its budget while
+ * the other CPU carves new folios: memory held twice.  The scan is
+ * bounded, passes over CPUs that hold nothing, and never waits for a
+ * lock, so it adds no lock order. */
+#define STEAL_SCAN 8
+
+static void *steal(unsigned bin, const struct cpu_bin *mine)
+{
+    size_t me = (size_t)(mine - cpus) / PM_NBINS;
+    unsigned scan = nslots - 1 < STEAL_SCAN ? nslots - 1 : STEAL_SCAN;
+    for (unsigned i = 1; i <= scan; i++) {
+        size_t slot = (me + i) % nslots;
+        struct cpu_bin *c = &cpus[slot * PM_NBINS + bin];
+        if (__atomic_load_n(&held[slot].bytes, __ATOMIC_RELAXED) <= 0 || !pm_lock_try(&c->lock))
+            continue;
+        void *batch = cpu_pop(c, bin);
+        pm_lock_drop(&c->lock);
+        if (batch)
+            return batch;
+    }
+    return 0;
+}
+
+void *pm_cache_get(unsigned bin)
+{
+    struct cpu_bin *c = my_cpu_bin(bin);
+    if (!c)
+        return 0;
+    pm_lock_take(&c->lock);
+    void *batch = cpu_pop(c, bin);
+    if (!batch) {
         struct global_bin *g = &globals[bin];
         pm_lock_take(&g->lock);
         if (g->n)
@@ -137,7 +169,7 @@ void *pm_cache_get(unsigned bin)
         __atomic_fetch_add(held_by(c), moved - bytes_of(bin, batch != 0), __ATOMIC_RELAXED);
     }
     pm_lock_drop(&c->lock);
-    return batch;
+    return batch ? batch : steal(bin, c);
 }
 
 /* Hands a whole list to the global level if it has room (a slot and

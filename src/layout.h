@@ -22,9 +22,11 @@
 #define PM_MAX_FOLIO_OBJS 256
 
 /* Cache sizing (section 8): a thread list holds about 8 KiB of objects,
- * a CPU list about 1 MiB. */
+ * a CPU list about 1 MiB; a CPU holds at most PM_CPU_BUDGET over all its
+ * bins, the global level P times that. */
 #define PM_THREAD_LIST_BYTES 8192
 #define PM_CPU_LIST_BYTES (1ul << 20)
+#define PM_CPU_BUDGET (1ul << 20)
 
 /* Smallest object: two words, because a cached batch links to the next
  * batch through its first object's second word. */

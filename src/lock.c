@@ -6,10 +6,7 @@ void pm_lock_wait(pm_lock *l)
 {
     for (int i = 0; i < 100; i++) {
         __builtin_ia32_pause();
-        uint32_t free_state = 0;
-        if (__atomic_load_n(&l->state, __ATOMIC_RELAXED) == 0 &&
-            __atomic_compare_exchange_n(&l->state, &free_state, 1, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_load_n(&l->state, __ATOMIC_RELAXED) == 0 && pm_lock_try(l))
             return;
     }
     while (__atomic_exchange_n(&l->state, 2, __ATOMIC_ACQUIRE) != 0)

@@ -14,11 +14,17 @@ typedef struct {
 
 void pm_lock_wait(pm_lock *l);
 
-static inline void pm_lock_take(pm_lock *l)
+/* Takes the lock if it is free; never waits. */
+static inline int pm_lock_try(pm_lock *l)
 {
     uint32_t free_state = 0;
-    if (pm_unlikely(!__atomic_compare_exchange_n(&l->state, &free_state, 1, 0, __ATOMIC_ACQUIRE,
-                                                 __ATOMIC_RELAXED)))
+    return __atomic_compare_exchange_n(&l->state, &free_state, 1, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+static inline void pm_lock_take(pm_lock *l)
+{
+    if (pm_unlikely(!pm_lock_try(l)))
         pm_lock_wait(l);
 }
 

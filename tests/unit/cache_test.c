@@ -3,8 +3,11 @@
  * content checks, and threads come and go; afterwards every object of each
  * bin is accounted for in the shared levels and the folios, and a trim
  * empties the caches into the folios.  Frees through many bins park a
- * bounded amount in the shared levels, not two lists a bin. */
+ * bounded amount in the shared levels, not two lists a bin.  A thread
+ * whose CPU levels are empty takes what another CPU holds. */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include "cache.h"
 #include "folio.h"
@@ -74,15 +77,79 @@ static void many_bins(void)
             pm_free(objs[i]);
         pm_free(objs);
     }
-    size_t bound = (size_t)pm_os_cpu_slots() * 4 * PM_CPU_LIST_BYTES + (size_t)BINS * 16384;
+    size_t bound = (size_t)pm_os_cpu_slots() * 2 * PM_CPU_BUDGET + (size_t)BINS * 16384;
     if (cached_bytes() > bound)
         fprintf(stderr, "cached %zu bytes, bound %zu\n", cached_bytes(), bound);
     CHECK(cached_bytes() <= bound);
 }
 
+static void pin(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
+}
+
+enum { STEAL_SIZE = 3000, STEAL_BATCHES = 8 };
+
+/* On its CPU, frees enough objects that whole batches reach the CPU level
+ * (the last one at thread exit). */
+static void *free_on(void *cpu)
+{
+    pin((int)(intptr_t)cpu);
+    size_t n = STEAL_BATCHES * pm_bins[pm_bin_of_small(STEAL_SIZE)].batch;
+    void *objs[n];
+    for (size_t i = 0; i < n; i++)
+        CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
+    for (size_t i = 0; i < n; i++)
+        pm_free(objs[i]);
+    return 0;
+}
+
+static void *alloc_on(void *cpu)
+{
+    pin((int)(intptr_t)cpu);
+    void *p = pm_malloc(STEAL_SIZE);
+    CHECK(p);
+    pm_free(p);
+    return 0;
+}
+
+static void run_on(void *(*fn)(void *), int cpu)
+{
+    pthread_t t;
+    CHECK(pthread_create(&t, 0, fn, (void *)(intptr_t)cpu) == 0);
+    CHECK(pthread_join(t, 0) == 0);
+}
+
+/* Objects freed on one CPU serve a thread on another CPU, whose levels are
+ * empty, instead of new folios being carved beside them. */
+static void steals_across_cpus(void)
+{
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
+    int cpu[2], n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[n++] = c;
+    CHECK(n == 2); /* the test needs two CPUs */
+    unsigned bin = pm_bin_of_small(STEAL_SIZE);
+    pm_cache_drain();
+    run_on(free_on, cpu[0]);
+    size_t cached = pm_cache_count(bin), carved, carved_after, nfree;
+    CHECK(cached >= pm_bins[bin].batch);
+    pm_folio_census(bin, &carved, &nfree);
+    run_on(alloc_on, cpu[1]);
+    pm_folio_census(bin, &carved_after, &nfree);
+    CHECK(carved_after == carved);
+    CHECK(pm_cache_count(bin) == cached - pm_bins[bin].batch);
+}
+
 int main(void)
 {
     many_bins();
+    steals_across_cpus();
     for (int r = 0; r < ROUNDS; r++) {
         pthread_t t[THREADS];
         for (uintptr_t i = 0; i < THREADS; i++)
