@@ -9,7 +9,7 @@
 /* A freed run still committed: its record lives in its own first page. */
 struct dirty_run {
     struct dirty_run *next, *prev; /* newest first */
-    size_t pages;                  /* pages still committed */
+    size_t pages;                  /* of its last object: see committed_end */
     uint32_t since;                /* ms when freed */
     uint32_t order;
 };
@@ -34,6 +34,18 @@ static void dirty_unlink(struct dirty_run *r)
 static size_t pages_of(size_t size)
 {
     return size ? (size + PM_PAGE - 1) >> PM_PAGE_SHIFT : 1;
+}
+
+/* Where a run holding an object of `pages` may be committed up to.  An
+ * object of whole 2 MiB pages may use huge pages, and uncommitting part of
+ * one splits it (section 6): so its tail is given back from the next 2 MiB
+ * boundary on.  malloc-large (5-25 MiB buffers reusing each other's runs),
+ * per run: 76 huge-page splits -> 0, page faults 75.7 K -> 52.8 K, max RSS
+ * 377 -> 384 MiB (/proc/vmstat and GNU time). */
+static size_t committed_end(size_t pages)
+{
+    size_t bytes = pages * PM_PAGE;
+    return bytes < PM_CHUNK ? bytes : (bytes + PM_CHUNK - 1) & ~(PM_CHUNK - 1);
 }
 
 static unsigned order_of(size_t size)
@@ -72,8 +84,9 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
         *dirty = r != 0;
     if (r) {
         pm_fp_dirty(-(long)(r->pages * PM_PAGE));
-        if (r->pages > pages)
-            pm_os_uncommit(base + pages * PM_PAGE, (r->pages - pages) * PM_PAGE);
+        size_t keep = committed_end(pages), had = committed_end(r->pages);
+        if (had > keep)
+            pm_os_uncommit(base + keep, had - keep);
     }
     if (!base) {
         base = pm_os_map(run, align > PM_CHUNK ? align : PM_CHUNK);
@@ -139,7 +152,7 @@ int pm_huge_purge_one(uint32_t before, int force)
     uint32_t order = r->order;
     size_t pages = r->pages;
     pm_fp_dirty(-(long)(pages * PM_PAGE));
-    pm_os_uncommit(r, pages * PM_PAGE);
+    pm_os_uncommit(r, committed_end(pages));
     uint32_t i = (uint32_t)((uintptr_t)r >> PM_CHUNK_SHIFT);
     pm_lock_take(&lock);
     pm_chunk_table[i].link = clean_runs[order];
@@ -159,8 +172,9 @@ int pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size)
     if (size > PM_CHUNK << order)
         return 0;
     size_t old = e->link, now = pages_of(size);
-    if (now < old)
-        pm_os_uncommit((char *)p + now * PM_PAGE, (old - now) * PM_PAGE);
+    size_t keep = committed_end(now), had = committed_end(old);
+    if (had > keep)
+        pm_os_uncommit((char *)p + keep, had - keep);
     e->link = (uint32_t)now;
     pm_stat_add(&pm_stats_global.huge_bytes, ((long)now - (long)old) * (long)PM_PAGE);
     return 1;

@@ -51,17 +51,18 @@ int main(void)
     memset(p, 7, 5 * MiB);
     CHECK(resident_pages(p, 5 * MiB) == 5 * MiB / PM_PAGE);
 
-    /* In place: grow within the run, shrink gives the tail back. */
+    /* In place: grow within the run, shrink gives the tail back from the
+     * next 2 MiB boundary on (a huge page is not split). */
     CHECK(pm_realloc(p, 7 * MiB) == p);
     CHECK(p[5 * MiB - 1] == 7 && p[7 * MiB - 1] == 0);
     CHECK(pm_realloc(p, 3 * MiB) == p);
-    CHECK(resident_pages(p, 8 * MiB) <= 3 * MiB / PM_PAGE);
+    CHECK(resident_pages(p, 8 * MiB) == 4 * MiB / PM_PAGE);
     CHECK(p[3 * MiB - 1] == 7);
 
     /* A freed run stays committed for reuse (calloc clears it); trimmed,
      * it goes back to the kernel and comes back zeroed. */
     pm_free(p);
-    CHECK(resident_pages(p, 8 * MiB) == 3 * MiB / PM_PAGE);
+    CHECK(resident_pages(p, 8 * MiB) == 4 * MiB / PM_PAGE);
     unsigned char *z = pm_calloc(1, 6 * MiB);
     CHECK(z == p && all_zero(z, 6 * MiB));
     pm_free(z);
@@ -76,6 +77,14 @@ int main(void)
     unsigned char *r = pm_realloc(q, 9 * MiB);
     CHECK(r && r != q && r[6 * MiB - 1] == 3 && r[0] == 3);
     CHECK(pm_chunk_entry_of((uintptr_t)r)->tag == PM_TAG_HUGE + 3);
+
+    /* Below 2 MiB (no huge page), the tail goes back page-exactly. */
+    unsigned char *s = pm_malloc(1900 * 1024);
+    CHECK(s && (pm_chunk_entry_of((uintptr_t)s)->tag & PM_TAG_KIND) == PM_TAG_HUGE);
+    memset(s, 5, 1900 * 1024);
+    CHECK(pm_realloc(s, 1100 * 1024) == s);
+    CHECK(resident_pages(s, 2 * MiB) == 1100 * 1024 / PM_PAGE);
+    pm_free(s);
 
     /* Alignment beyond a chunk. */
     void *a = pm_aligned_alloc(16 * MiB, 3 * MiB);
