@@ -258,22 +258,33 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     return head;
 }
 
-/* Marks p free in its folio, with the bin lock held, and returns the
- * folio; its count and list are settled by settle_freed. */
-static struct pm_folio *mark_free(const struct pm_bin *b, void *p, const char *call)
+/* Where a freed object's bit lives.  Found before the bin lock is taken,
+ * so that the critical section only tests and sets bits. */
+struct freeing {
+    void *p;
+    struct pm_folio *f;
+    uint64_t mask;
+    unsigned word;
+};
+
+static struct freeing locate_free(const struct pm_bin *b, void *p, const char *call)
 {
     struct pm_chunk_header *c = chunk_of(p);
     uint32_t rel = (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START;
     uint32_t idx = pm_div_size(b, rel);
     if (pm_unlikely(rel >= b->data_bytes || idx * b->size != rel))
         pm_fatal(call, p, "pointer inside an object, not at its start");
-    struct pm_folio *f = &c->folios[idx >> b->folio_log];
     unsigned bit = idx & ((1u << b->folio_log) - 1);
-    uint64_t m = 1ull << (bit % 64);
-    if (pm_unlikely(f->free_bits[bit / 64] & m))
-        pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(p) : p, "double free");
-    f->free_bits[bit / 64] |= m;
-    return f;
+    return (struct freeing){p, &c->folios[idx >> b->folio_log], 1ull << (bit % 64), bit / 64};
+}
+
+/* Marks the object free in its folio, with the bin lock held. */
+static void mark_free(const struct pm_bin *b, const struct freeing *x, const char *call)
+{
+    uint64_t *w = &x->f->free_bits[x->word];
+    if (pm_unlikely(*w & x->mask))
+        pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(x->p) : x->p, "double free");
+    *w |= x->mask;
 }
 
 /* n objects of f were marked free: one move to the list of its new count
@@ -304,21 +315,21 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
     uint32_t now = pm_os_now_ms();
     while (head) {
         /* Gather a group and prefetch its folio records before locking. */
-        void *objs[FREE_GROUP];
+        struct freeing group[FREE_GROUP];
         unsigned n = 0;
         for (; head && n < FREE_GROUP; head = *(void **)head) {
-            objs[n++] = head;
-            __builtin_prefetch(&chunk_of(head)->folios[0]);
+            group[n] = locate_free(b, head, call);
+            __builtin_prefetch(group[n++].f, 1);
         }
         pm_lock_take(&s->lock);
         struct pm_folio *run = 0;
         unsigned in_run = 0;
         for (unsigned i = 0; i < n; i++) {
-            struct pm_folio *f = mark_free(b, objs[i], call);
-            if (f != run) {
+            mark_free(b, &group[i], call);
+            if (group[i].f != run) {
                 if (run)
                     settle_freed(s, b, run, in_run, now);
-                run = f;
+                run = group[i].f;
                 in_run = 0;
             }
             in_run++;
