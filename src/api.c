@@ -40,7 +40,7 @@ static inline void dealloc(void *p, size_t size, const char *call)
     if (pm_likely(bin < PM_NBINS)) {
         const struct pm_bin *b = &pm_bins[bin];
         uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
-        if (pm_likely(rel < b->data_bytes && pm_div_size(b, rel) * b->size == rel && size <= b->size)) {
+        if (pm_likely(pm_is_object(b, rel) && size <= b->size)) {
             pm_tc_push(p, bin);
             return;
         }
@@ -90,7 +90,7 @@ static struct where locate(void *p, const char *call, const char *freed)
         uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
         if (b->kind == PM_LARGE)
             w.start = pm_large_slot(p, w.bin);
-        else if (rel >= b->data_bytes || pm_div_size(b, rel) * b->size != rel)
+        else if (!pm_is_object(b, rel))
             w.start = 0;
         if (!w.start)
             pm_fatal(call, p, "pointer inside an object, not at its start");

@@ -271,9 +271,9 @@ static struct freeing locate_free(const struct pm_bin *b, void *p, const char *c
 {
     struct pm_chunk_header *c = chunk_of(p);
     uint32_t rel = (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START;
-    uint32_t idx = pm_div_size(b, rel);
-    if (pm_unlikely(rel >= b->data_bytes || idx * b->size != rel))
+    if (pm_unlikely(!pm_is_object(b, rel)))
         pm_fatal(call, p, "pointer inside an object, not at its start");
+    uint32_t idx = pm_div_size(b, rel);
     unsigned bit = idx & ((1u << b->folio_log) - 1);
     return (struct freeing){p, &c->folios[idx >> b->folio_log], 1ull << (bit % 64), bit / 64};
 }

@@ -48,4 +48,11 @@ static inline uint32_t pm_div_size(const struct pm_bin *b, uint32_t x)
     return (uint32_t)(((uint64_t)x * b->magic) >> b->shift);
 }
 
+/* Whether rel, an offset from a chunk's data start, is where an object of
+ * bin b starts. */
+static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
+{
+    return rel < b->data_bytes && pm_div_size(b, rel) * b->size == rel;
+}
+
 #endif
