@@ -129,8 +129,11 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
  * on another CPU allocates (producer and consumer), the freed objects
  * would otherwise sit in the freeing CPU's cache up to its budget while
  * the other CPU carves new folios: memory held twice.  The scan is
- * bounded, passes over CPUs that hold nothing, and never waits for a
- * lock, so it adds no lock order. */
+ * bounded and passes over CPUs whose lists of this bin look empty.  It
+ * waits for a busy lock rather than skip it: the owner holds it for a
+ * few pointer writes, and a skip meant carving while the objects sat
+ * there (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other lock is held
+ * here, so waiting adds no lock order. */
 #define STEAL_SCAN 8
 
 static void *steal(unsigned bin, const struct cpu_bin *mine)
@@ -140,8 +143,10 @@ static void *steal(unsigned bin, const struct cpu_bin *mine)
     for (unsigned i = 1; i <= scan; i++) {
         size_t slot = (me + i) % nslots;
         struct cpu_bin *c = &cpus[slot * PM_NBINS + bin];
-        if (__atomic_load_n(&held[slot].bytes, __ATOMIC_RELAXED) <= 0 || !pm_lock_try(&c->lock))
+        if (!__atomic_load_n(&c->cur.first, __ATOMIC_RELAXED) &&
+            !__atomic_load_n(&c->full.first, __ATOMIC_RELAXED))
             continue;
+        pm_lock_take(&c->lock);
         void *batch = cpu_pop(c, bin);
         pm_lock_drop(&c->lock);
         if (batch)
