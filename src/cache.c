@@ -28,7 +28,9 @@ struct cpu_bin {
     pm_lock lock;
     char pad1[60];
     struct chain cur, full;
-    char pad2[64 - 2 * sizeof(struct chain)];
+    size_t batches; /* of cur and full, stored at each unlock for steal's
+                       look without the lock */
+    char pad2[64 - 2 * sizeof(struct chain) - sizeof(size_t)];
 };
 _Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
 
@@ -88,6 +90,12 @@ static long bytes_of(unsigned bin, size_t nbatches)
     return (long)(nbatches * pm_bins[bin].batch * pm_bins[bin].size);
 }
 
+static void cpu_unlock(struct cpu_bin *c)
+{
+    __atomic_store_n(&c->batches, c->cur.nbatches + c->full.nbatches, __ATOMIC_RELAXED);
+    pm_lock_drop(&c->lock);
+}
+
 static void *chain_pop(struct chain *ch)
 {
     void *b = ch->first;
@@ -129,11 +137,11 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
  * on another CPU allocates (producer and consumer), the freed objects
  * would otherwise sit in the freeing CPU's cache up to its budget while
  * the other CPU carves new folios: memory held twice.  The scan is
- * bounded and passes over CPUs whose lists of this bin look empty.  It
- * waits for a busy lock rather than skip it: the owner holds it for a
- * few pointer writes, and a skip meant carving while the objects sat
- * there (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other lock is held
- * here, so waiting adds no lock order. */
+ * bounded and passes over CPUs whose lists of this bin were empty at
+ * their last unlock.  It waits for a busy lock rather than skip it: the
+ * owner holds it for a few pointer writes, and a skip meant carving while
+ * the objects sat there (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other
+ * lock is held here, so waiting adds no lock order. */
 #define STEAL_SCAN 8
 
 static void *steal(unsigned bin, const struct cpu_bin *mine)
@@ -143,12 +151,11 @@ static void *steal(unsigned bin, const struct cpu_bin *mine)
     for (unsigned i = 1; i <= scan; i++) {
         size_t slot = (me + i) % nslots;
         struct cpu_bin *c = &cpus[slot * PM_NBINS + bin];
-        if (!__atomic_load_n(&c->cur.first, __ATOMIC_RELAXED) &&
-            !__atomic_load_n(&c->full.first, __ATOMIC_RELAXED))
+        if (!__atomic_load_n(&c->batches, __ATOMIC_RELAXED))
             continue;
         pm_lock_take(&c->lock);
         void *batch = cpu_pop(c, bin);
-        pm_lock_drop(&c->lock);
+        cpu_unlock(c);
         if (batch)
             return batch;
     }
@@ -173,7 +180,7 @@ void *pm_cache_get(unsigned bin)
         batch = chain_pop(&c->cur);
         __atomic_fetch_add(held_by(c), moved - bytes_of(bin, batch != 0), __ATOMIC_RELAXED);
     }
-    pm_lock_drop(&c->lock);
+    cpu_unlock(c);
     return batch ? batch : steal(bin, c);
 }
 
@@ -219,7 +226,7 @@ void pm_cache_put(unsigned bin, void *batch)
          * miss on every object. */
         struct chain *old = c->full.first ? &c->full : &c->cur;
         if (!old->first || !to_global(bin, *old)) {
-            pm_lock_drop(&c->lock);
+            cpu_unlock(c);
             pm_folio_free_list(bin, batch, "free");
             return;
         }
@@ -232,7 +239,7 @@ void pm_cache_put(unsigned bin, void *batch)
     }
     chain_push(&c->cur, batch);
     __atomic_fetch_add(h, one, __ATOMIC_RELAXED);
-    pm_lock_drop(&c->lock);
+    cpu_unlock(c);
 }
 
 void pm_cache_drain(void)
@@ -244,7 +251,7 @@ void pm_cache_drain(void)
             struct chain cur = c->cur, full = c->full;
             c->cur = c->full = (struct chain){0, 0};
             __atomic_fetch_sub(held_by(c), bytes_of(bin, cur.nbatches + full.nbatches), __ATOMIC_RELAXED);
-            pm_lock_drop(&c->lock);
+            cpu_unlock(c);
             chain_free(bin, cur);
             chain_free(bin, full);
         }
