@@ -26,7 +26,7 @@
  * bins, the global level P times that. */
 #define PM_THREAD_LIST_BYTES 8192
 #define PM_CPU_LIST_BYTES (1ul << 20)
-#define PM_CPU_BUDGET (1ul << 20)
+#define PM_CPU_BUDGET (2ul << 20)
 
 /* Smallest object: two words, because a cached batch links to the next
  * batch through its first object's second word. */
