@@ -289,7 +289,11 @@ def main():
               (n, dict(allocs)[n]))
     timeout = {"full": 300, "quick": 120, "tiny": 120}[mode]
 
-    outdir = os.path.join(build, "bench")
+    # A run that a knob narrows or changes reports apart, so that it never
+    # overwrites the full comparison of a plain `make bench`.
+    tuned = opts.quick or opts.only or opts.allocators or opts.threads or opts.runs or \
+        opts.compare or opts.primalloc
+    outdir = os.path.join(build, "bench", "subset") if tuned else os.path.join(build, "bench")
     os.makedirs(outdir, exist_ok=True)
     results = []
     csv_file = None
