@@ -7,6 +7,8 @@
 #define PM_LARGE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include "sizeclass.h"
 
 /* A large object of at least size bytes (PM_LOOKUP_MAX < size <=
  * PM_LARGE_MAX), at a random line offset in its slot. */
@@ -16,12 +18,35 @@ void *pm_large_alloc(size_t size);
 void *pm_large_alloc_aligned(size_t size);
 
 /* The slot that p, a pointer into a large bin's chunk, was handed out from,
- * or NULL when p is not a pointer pm_large_alloc could have returned. */
-void *pm_large_slot(void *p, unsigned bin);
+ * or NULL when p is not a pointer pm_large_alloc could have returned.
+ * Inline, as the next one, because every large free takes it. */
+static inline void *pm_large_slot(void *p, unsigned bin)
+{
+    const struct pm_bin *b = &pm_bins[bin];
+    uintptr_t chunk = (uintptr_t)p & ~(PM_CHUNK - 1);
+    uint32_t rel = (uint32_t)((uintptr_t)p - chunk) - PM_DATA_START;
+    if (rel >= b->data_bytes)
+        return 0;
+    uint32_t start = pm_div_size(b, rel) * b->size;
+    uint32_t offset = rel - start;
+    if (offset >= PM_PAGE || offset % PM_LINE)
+        return 0;
+    return (void *)(chunk + PM_DATA_START + start);
+}
+
+/* The note is the offset plus a value derived from the slot, so that user
+ * data left in a slot freed without a note is not taken for one. */
+static inline uintptr_t pm_large_note_key(const void *slot)
+{
+    return ((uintptr_t)slot * 0x9e3779b97f4a7c15ull) | 1;
+}
 
 /* A freed slot remembers the pointer it was freed by (its third word), so
  * that a double free found later names that pointer. */
-void pm_large_note(void *slot, void *p);
+static inline void pm_large_note(void *slot, void *p)
+{
+    ((uintptr_t *)slot)[2] = pm_large_note_key(slot) + (uintptr_t)((char *)p - (char *)slot);
+}
 /* The pointer noted for slot, or slot itself when there is no note. */
 void *pm_large_noted(void *slot);
 

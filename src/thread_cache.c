@@ -117,10 +117,11 @@ static int list_has(const void *list, const void *p, unsigned n)
     return 0;
 }
 
-int pm_tc_holds(const void *p, unsigned bin)
+/* The walk behind pm_tc_holds, for an object that carries the mark. */
+int pm_tc_holds_walk(const void *p, unsigned bin)
 {
     const struct pm_tbin *t = &pm_tc.bins[bin];
-    if (((void *const *)p)[1] != pm_tc_key(bin) || pm_tc.state != TC_LIVE)
+    if (pm_tc.state != TC_LIVE)
         return 0;
     unsigned batch = pm_bins[bin].batch;
     return list_has(t->head, p, batch - t->room) || list_has(pm_tc.spare[bin], p, batch);

@@ -73,8 +73,14 @@ static inline void pm_tc_push(void *p, unsigned bin)
     pm_tc_overflow(p, bin);
 }
 
-/* Is p among the objects this thread holds free for bin? */
-int pm_tc_holds(const void *p, unsigned bin);
+int pm_tc_holds_walk(const void *p, unsigned bin);
+
+/* Is p among the objects this thread holds free for bin?  Only an object
+ * that carries the bin's mark costs a call and a walk. */
+static inline int pm_tc_holds(const void *p, unsigned bin)
+{
+    return pm_unlikely(((void *const *)p)[1] == pm_tc_key(bin)) && pm_tc_holds_walk(p, bin);
+}
 
 /* A per-thread pseudo-random number (xorshift), for large-object offsets. */
 static inline uint64_t pm_tc_random(void)
