@@ -19,7 +19,7 @@ void *pm_large_alloc_aligned(size_t size);
 
 /* The slot that p, a pointer into a large bin's chunk, was handed out from,
  * or NULL when p is not a pointer pm_large_alloc could have returned.
- * Inline, as the next one, because every large free takes it. */
+ * Inline, like pm_large_note, because every large free calls both. */
 static inline void *pm_large_slot(void *p, unsigned bin)
 {
     const struct pm_bin *b = &pm_bins[bin];
