@@ -7,7 +7,9 @@
 # Usage: redis.sh REQUESTS
 set -euo pipefail
 n=${1:-100000}
-preload=${BENCH_PRELOAD:-$(ldconfig -p | awk '/libc\.so\.6 .*x86-64/ {print $NF; exit}')}
+# awk reads all of ldconfig's output: quitting at the first match could
+# kill ldconfig by SIGPIPE, which pipefail turned into the script's exit.
+preload=${BENCH_PRELOAD:-$(ldconfig -p | awk '/libc\.so\.6 .*x86-64/ && !found {print $NF; found = 1}')}
 dir=$(mktemp -d)
 server=
 trap '[ -z "$server" ] || kill $server 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$dir"' EXIT
