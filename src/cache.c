@@ -34,12 +34,14 @@ struct cpu_bin {
 };
 _Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
 
-#define GLOBAL_MAX 64
+#define GLOBAL_MAX 128
 
+/* owner[i]: the CPU slot that handed chains[i] down. */
 struct global_bin {
     pm_lock lock;
     unsigned n;
     struct chain chains[GLOBAL_MAX];
+    uint32_t owner[GLOBAL_MAX];
 } __attribute__((aligned(64)));
 
 static struct global_bin globals[PM_NBINS];
@@ -62,8 +64,8 @@ static int init(void)
         if (c) {
             nslots = n;
             held = (struct cpu_held *)((char *)c + bins);
-            global_cap = n < GLOBAL_MAX ? n : GLOBAL_MAX;
-            global_budget = (long)global_cap * CPU_BUDGET;
+            global_cap = 2 * n < GLOBAL_MAX ? 2 * n : GLOBAL_MAX;
+            global_budget = (long)(global_cap / 2) * CPU_BUDGET;
             __atomic_store_n(&cpus, c, __ATOMIC_RELEASE);
         }
     }
@@ -80,9 +82,14 @@ static struct cpu_bin *my_cpu_bin(unsigned bin)
     return c;
 }
 
+static uint32_t slot_of(const struct cpu_bin *c)
+{
+    return (uint32_t)((size_t)(c - cpus) / PM_NBINS);
+}
+
 static long *held_by(const struct cpu_bin *c)
 {
-    return &held[(size_t)(c - cpus) / PM_NBINS].bytes;
+    return &held[slot_of(c)].bytes;
 }
 
 static long bytes_of(unsigned bin, size_t nbatches)
@@ -133,20 +140,24 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
     return batch;
 }
 
-/* A batch from another CPU's cache.  Where one thread frees what a thread
- * on another CPU allocates (producer and consumer), the freed objects
- * would otherwise sit in the freeing CPU's cache up to its budget while
- * the other CPU carves new folios: memory held twice.  The scan is
- * bounded and passes over CPUs whose lists of this bin were empty at
- * their last unlock.  It waits for a busy lock rather than skip it: the
- * owner holds it for a few pointer writes, and a skip meant carving while
- * the objects sat there (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other
- * lock is held here, so waiting adds no lock order. */
+/* A whole list from another CPU's cache: its older list if it has two,
+ * else its only one.  Where one thread frees what a thread on another CPU
+ * allocates (producer and consumer), the freed objects would otherwise sit
+ * in the freeing CPU's cache up to its budget while the other CPU carves
+ * new folios: memory held twice.  Taking a whole list, not a batch, makes
+ * a steal as rare as a move from the global level: when two CPUs that
+ * both allocate stole batch by batch, each kept pulling the other's
+ * freshly freed batches (threadtest/t2 2.2x slower).  The scan is bounded
+ * and passes over CPUs whose lists of this bin were empty at their last
+ * unlock.  It waits for a busy lock rather than skip it: the owner holds
+ * it for a few pointer writes, and a skip meant carving while the objects
+ * sat there (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other lock is held
+ * here, so waiting adds no lock order. */
 #define STEAL_SCAN 8
 
-static void *steal(unsigned bin, const struct cpu_bin *mine)
+static struct chain steal(unsigned bin, const struct cpu_bin *mine)
 {
-    size_t me = (size_t)(mine - cpus) / PM_NBINS;
+    size_t me = slot_of(mine);
     unsigned scan = nslots - 1 < STEAL_SCAN ? nslots - 1 : STEAL_SCAN;
     for (unsigned i = 1; i <= scan; i++) {
         size_t slot = (me + i) % nslots;
@@ -154,12 +165,33 @@ static void *steal(unsigned bin, const struct cpu_bin *mine)
         if (!__atomic_load_n(&c->batches, __ATOMIC_RELAXED))
             continue;
         pm_lock_take(&c->lock);
-        void *batch = cpu_pop(c, bin);
+        struct chain *from = c->full.first ? &c->full : &c->cur, ch = *from;
+        *from = (struct chain){0, 0};
+        __atomic_fetch_sub(held_by(c), bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
         cpu_unlock(c);
-        if (batch)
-            return batch;
+        if (ch.first)
+            return ch;
     }
-    return 0;
+    return (struct chain){0, 0};
+}
+
+/* The newest list this CPU handed down, else the newest of any.  A
+ * CPU's own lists hold objects its threads last touched, in chunks it
+ * carved (folio.c): taking another CPU's list means a cache miss on
+ * every object, which cost threadtest/t2 up to 2x. */
+static struct chain global_take(struct global_bin *g, uint32_t me)
+{
+    unsigned k = g->n - 1;
+    for (unsigned i = g->n; i-- > 0;)
+        if (g->owner[i] == me) {
+            k = i;
+            break;
+        }
+    struct chain ch = g->chains[k];
+    g->n--;
+    g->chains[k] = g->chains[g->n];
+    g->owner[k] = g->owner[g->n];
+    return ch;
 }
 
 void *pm_cache_get(unsigned bin)
@@ -173,7 +205,7 @@ void *pm_cache_get(unsigned bin)
         struct global_bin *g = &globals[bin];
         pm_lock_take(&g->lock);
         if (g->n)
-            c->cur = g->chains[--g->n];
+            c->cur = global_take(g, slot_of(c));
         pm_lock_drop(&g->lock);
         long moved = bytes_of(bin, c->cur.nbatches);
         __atomic_fetch_sub(&global_held, moved, __ATOMIC_RELAXED);
@@ -181,12 +213,28 @@ void *pm_cache_get(unsigned bin)
         __atomic_fetch_add(held_by(c), moved - bytes_of(bin, batch != 0), __ATOMIC_RELAXED);
     }
     cpu_unlock(c);
-    return batch ? batch : steal(bin, c);
+    if (batch)
+        return batch;
+    /* The stolen list's first batch is the answer; the rest joins this
+     * CPU's cache, which others may have refilled meanwhile. */
+    struct chain ch = steal(bin, c);
+    if (!(batch = chain_pop(&ch)) || !ch.first)
+        return batch;
+    pm_lock_take(&c->lock);
+    struct chain *to = !c->cur.first ? &c->cur : !c->full.first ? &c->full : 0;
+    if (to) {
+        *to = ch;
+        __atomic_fetch_add(held_by(c), bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
+    }
+    cpu_unlock(c);
+    if (!to)
+        chain_free(bin, ch);
+    return batch;
 }
 
 /* Hands a whole list to the global level if it has room (a slot and
  * budget); 1 if it took it.  Called with the CPU lock held. */
-static int to_global(unsigned bin, struct chain ch)
+static int to_global(unsigned bin, struct chain ch, uint32_t from)
 {
     long bytes = bytes_of(bin, ch.nbatches);
     if (__atomic_add_fetch(&global_held, bytes, __ATOMIC_RELAXED) > global_budget) {
@@ -196,8 +244,10 @@ static int to_global(unsigned bin, struct chain ch)
     struct global_bin *g = &globals[bin];
     pm_lock_take(&g->lock);
     int took = g->n < global_cap;
-    if (took)
-        g->chains[g->n++] = ch;
+    if (took) {
+        g->chains[g->n] = ch;
+        g->owner[g->n++] = from;
+    }
     pm_lock_drop(&g->lock);
     if (!took)
         __atomic_fetch_sub(&global_held, bytes, __ATOMIC_RELAXED);
@@ -225,7 +275,7 @@ void pm_cache_put(unsigned bin, void *batch)
          * are still in this CPU's cache: walking a cold 1 MiB list would
          * miss on every object. */
         struct chain *old = c->full.first ? &c->full : &c->cur;
-        if (!old->first || !to_global(bin, *old)) {
+        if (!old->first || !to_global(bin, *old, slot_of(c))) {
             cpu_unlock(c);
             pm_folio_free_list(bin, batch, "free");
             return;
