@@ -18,10 +18,16 @@
 
 #define PM_API __attribute__((visibility("default")))
 
+/* malloc starts 32 bytes into a 64-byte line, the 32 bytes before it
+ * being never-run padding.  Where other code shifted it to a line start,
+ * 64 B malloc+free pairs took 5.4-5.6 ns instead of 4.6-4.9 (microbench,
+ * same 71 instructions; at 32 bytes in, both lay-outs seen were fast). */
+#define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(32, 32)))
+
 static void *alloc_big(size_t size);
 static __attribute__((noinline)) void free_slow(void *p, size_t size, const char *call);
 
-PM_API void *pm_malloc(size_t size)
+PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
 {
     if (pm_likely(size <= PM_LOOKUP_MAX))
         return pm_tc_pop(pm_bin_of_small(size));
