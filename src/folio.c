@@ -36,22 +36,13 @@ struct list {
     struct pm_folio *first, *last;
 };
 
-/* New folios are carved from a chunk of the carving CPU's lane, so that
- * objects first handed to different CPUs lie in different chunks.  On
- * this kind of machine two threads writing pages within 64-256 KiB of
- * each other ran up to 3x slower than with their pages 1 MiB apart,
- * though they shared no cache line (docs/DESIGN.md); carving one bin's
- * folios for two CPUs in turn interleaved their pages two by two.  An
- * unused lane costs nothing; a used one, its chunk's header pages. */
-#define CARVE_LANES 16
-
 struct pm_bin_state {
     pm_lock lock;
     uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial[k] has a folio */
     struct list partial[PM_MAX_FOLIO_OBJS];    /* by free count, 1 .. objects - 1 */
     struct list dirty;                         /* newest first */
     struct list clean;
-    struct pm_chunk_header *wild[CARVE_LANES]; /* chunks with folios not yet carved */
+    struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
     size_t carved_folios;
 } __attribute__((aligned(64)));
 
@@ -128,7 +119,7 @@ static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
 
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
 {
-    struct pm_chunk_header **wild = &s->wild[pm_os_cpu() % CARVE_LANES], *c = *wild;
+    struct pm_chunk_header **wild = &s->wild[pm_os_cpu() % PM_CARVE_LANES], *c = *wild;
     if (!c || c->carved == b->folios_per_chunk) {
         c = pm_chunk_alloc(bin);
         if (!c)

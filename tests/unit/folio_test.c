@@ -1,7 +1,8 @@
 /* Folios: distinct aligned objects, fullest-fit choice, uncommit of empty
- * folios (on purge, after a second, or past the high-water mark), and
- * detection of double and interior frees. */
+ * folios (on purge, after a second, or past the high-water mark), fresh
+ * folios carved per CPU, and detection of double and interior frees. */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include "chunk_table.h"
@@ -48,6 +49,39 @@ static int resident(void *p, size_t len)
     return 0;
 }
 
+/* Lanes follow the CPU, so the test runs pinned: fresh folios then come
+ * one after the other from one chunk. */
+static void pin(int cpu)
+{
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    CHECK(sched_setaffinity(0, sizeof s, &s) == 0);
+}
+
+static uintptr_t chunk_of_first(unsigned in_bin, unsigned n)
+{
+    unsigned got;
+    void *head = pm_folio_alloc(in_bin, n, &got);
+    CHECK(head && got == n);
+    return (uintptr_t)head & ~(PM_CHUNK - 1);
+}
+
+/* A whole folio's worth of a fresh bin, carved on two CPUs in turn: each
+ * CPU carves from a chunk of its own and keeps carving from it. */
+static void check_lanes(int cpu_a, int cpu_b)
+{
+    unsigned lane_bin = pm_bin_of_small(128);
+    unsigned per = 1u << pm_bins[lane_bin].folio_log;
+    pin(cpu_a);
+    uintptr_t a = chunk_of_first(lane_bin, per);
+    pin(cpu_b);
+    uintptr_t other = chunk_of_first(lane_bin, per);
+    pin(cpu_a);
+    CHECK(chunk_of_first(lane_bin, per) == a);
+    CHECK(cpu_b == cpu_a ? other == a : other != a);
+}
+
 static void free_twice(void *p)
 {
     void *one[1] = {p};
@@ -63,6 +97,18 @@ static void free_interior(void *p)
 
 int main(void)
 {
+    cpu_set_t allowed;
+    CHECK(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    int cpu_a = -1, cpu_b = -1;
+    for (int c = 0; c < CPU_SETSIZE && cpu_b < 0; c++)
+        if (CPU_ISSET(c, &allowed)) {
+            if (cpu_a < 0)
+                cpu_a = c;
+            else if (c % PM_CARVE_LANES != cpu_a % PM_CARVE_LANES)
+                cpu_b = c;
+        }
+    check_lanes(cpu_a, cpu_b < 0 ? cpu_a : cpu_b);
+
     bin = pm_bin_of_small(64);
     b = &pm_bins[bin];
     unsigned n = 1u << b->folio_log; /* 64 objects in a one-page folio */
