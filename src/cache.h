@@ -1,8 +1,9 @@
 /* The shared cache levels of each bin (supermalloc-ismm2015.txt section 8):
- * per CPU, two lists of about 1 MiB; globally, up to P such lists.  Byte
- * budgets over all bins bound what they hold: PM_CPU_BUDGET a CPU, P times
- * that globally.  A CPU whose levels are empty takes a batch from another
- * CPU before the folios are asked.
+ * per CPU, two lists of about 1 MiB; globally, up to 2P such lists, each
+ * going back first to the CPU that handed it down.  Byte budgets over all
+ * bins bound what they hold: PM_CPU_BUDGET a CPU, P times that globally.
+ * A CPU whose levels are empty takes a whole list from another CPU before
+ * the folios are asked.
  *
  * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
  * free objects linked through their first word, NULL-terminated.  Batches
