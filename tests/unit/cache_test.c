@@ -83,14 +83,6 @@ static void many_bins(void)
     CHECK(cached_bytes() <= bound);
 }
 
-static void pin(int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
-}
-
 enum { STEAL_SIZE = 3000, STEAL_BATCHES = 8 };
 
 /* On its CPU, frees enough objects that whole batches reach the CPU level

@@ -49,16 +49,6 @@ static int resident(void *p, size_t len)
     return 0;
 }
 
-/* Lanes follow the CPU, so the test runs pinned: fresh folios then come
- * one after the other from one chunk. */
-static void pin(int cpu)
-{
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    CHECK(sched_setaffinity(0, sizeof s, &s) == 0);
-}
-
 static uintptr_t chunk_of_first(unsigned in_bin, unsigned n)
 {
     unsigned got;
@@ -107,6 +97,8 @@ int main(void)
             else if (c % PM_CARVE_LANES != cpu_a % PM_CARVE_LANES)
                 cpu_b = c;
         }
+    /* This leaves the test pinned to cpu_a: fresh folios then come one
+     * after the other from one chunk, as the checks below expect. */
     check_lanes(cpu_a, cpu_b < 0 ? cpu_a : cpu_b);
 
     bin = pm_bin_of_small(64);

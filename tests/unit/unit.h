@@ -1,5 +1,7 @@
 /* Helpers for the module unit tests: checks that name the failing line,
- * and a runner for code that must end in pm_fatal. */
+ * a runner for code that must end in pm_fatal, and (in tests built with
+ * _GNU_SOURCE) pinning to one CPU, since the caches and carving lanes
+ * follow the CPU. */
 #ifndef PM_UNIT_H
 #define PM_UNIT_H
 
@@ -47,5 +49,18 @@ static inline void check_fatal(void (*fn)(void *), void *arg, const char *expect
         exit(1);
     }
 }
+
+#ifdef _GNU_SOURCE
+#include <sched.h>
+
+/* Runs the calling thread on `cpu` only. */
+static inline void pin(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
+}
+#endif
 
 #endif
