@@ -145,15 +145,15 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
  * allocates (producer and consumer), the freed objects would otherwise sit
  * in the freeing CPU's cache up to its budget while the other CPU carves
  * new folios: memory held twice.  Taking a whole list, not a batch, makes
- * a steal as rare as a move from the global level: when two CPUs that
+ * a steal as rare as a move from the global level.  When two CPUs that
  * both allocate stole batch by batch, each kept pulling the other's
  * freshly freed batches: two threads in threadtest's shape took 0.24 s,
- * 0.08-0.12 s with stealing off.  The scan is bounded
- * and passes over CPUs whose lists of this bin were empty at their last
- * unlock.  It waits for a busy lock rather than skip it: the owner holds
- * it for a few pointer writes, and a skip meant carving while the objects
- * sat there (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other lock is held
- * here, so waiting adds no lock order. */
+ * 0.08-0.12 s with stealing off.  The scan is bounded and passes over
+ * CPUs whose lists of this bin were empty at their last unlock.  It waits
+ * for a busy lock rather than skip it: the owner holds it for a few
+ * pointer writes, and a skip meant carving while the objects sat there
+ * (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other lock is held here, so
+ * waiting adds no lock order. */
 #define STEAL_SCAN 8
 
 static struct chain steal(unsigned bin, const struct cpu_bin *mine)
