@@ -2,8 +2,9 @@
  * per CPU, two lists of about 1 MiB; globally, up to 2P such lists, each
  * going back first to the CPU that handed it down.  Byte budgets over all
  * bins bound what they hold: PM_CPU_BUDGET a CPU, P times that globally.
- * A CPU whose levels are empty takes a whole list from another CPU before
- * the folios are asked.
+ * What threads that exit leave stays on their CPU, for the threads that
+ * run there next.  A CPU whose levels are empty takes a whole list from
+ * another CPU before the folios are asked.
  *
  * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
  * free objects linked through their first word, NULL-terminated.  Batches
@@ -23,6 +24,13 @@ void *pm_cache_get(unsigned bin);
 /* Hands a full batch of bin to this CPU's cache; what overflows the global
  * level goes back to the folios. */
 void pm_cache_put(unsigned bin, void *batch);
+
+/* Keeps a list of n objects of bin (at most a batch) that an exiting
+ * thread held, on this CPU: a full batch on its list of what threads left,
+ * which this CPU's gets take when its own lists are empty and other CPUs
+ * never steal; fewer objects wait, joined with those of later exits, until
+ * they make a batch.  What does not fit goes to the folios. */
+void pm_cache_leave(unsigned bin, void *list, unsigned n);
 
 /* Returns every cached object to its folio. */
 void pm_cache_drain(void);

@@ -16,11 +16,11 @@ static void tc_release(void)
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         struct pm_tbin *t = &pm_tc.bins[bin];
         if (t->head)
-            pm_folio_free_list(bin, t->head, "free");
+            pm_cache_leave(bin, t->head, pm_bins[bin].batch - t->room);
         t->head = 0;
         t->room = pm_tc.state == TC_LIVE ? pm_bins[bin].batch : 0;
         if (pm_tc.spare[bin])
-            pm_cache_put(bin, pm_tc.spare[bin]);
+            pm_cache_leave(bin, pm_tc.spare[bin], pm_bins[bin].batch);
         pm_tc.spare[bin] = 0;
     }
 }

@@ -99,11 +99,15 @@ static void *free_on(void *cpu)
     return 0;
 }
 
+/* The shared levels' count while alloc_on's thread held its batch. */
+static size_t cached_by_alloc_on;
+
 static void *alloc_on(void *cpu)
 {
     pin((int)(intptr_t)cpu);
     void *p = pm_malloc(STEAL_SIZE);
     CHECK(p);
+    cached_by_alloc_on = pm_cache_count(pm_bin_of_small(STEAL_SIZE));
     pm_free(p);
     return 0;
 }
@@ -115,17 +119,24 @@ static void run_on(void *(*fn)(void *), int cpu)
     CHECK(pthread_join(t, 0) == 0);
 }
 
+/* The first two CPUs this process may run on (the test needs two). */
+static void two_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[n++] = c;
+    CHECK(n == 2);
+}
+
 /* Objects freed on one CPU serve a thread on another CPU, whose levels are
  * empty, instead of new folios being carved beside them. */
 static void steals_across_cpus(void)
 {
-    cpu_set_t set;
-    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
-    int cpu[2], n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-        if (CPU_ISSET(c, &set))
-            cpu[n++] = c;
-    CHECK(n == 2); /* the test needs two CPUs */
+    int cpu[2];
+    two_cpus(cpu);
     unsigned bin = pm_bin_of_small(STEAL_SIZE);
     pm_cache_drain();
     run_on(free_on, cpu[0]);
@@ -135,13 +146,55 @@ static void steals_across_cpus(void)
     run_on(alloc_on, cpu[1]);
     pm_folio_census(bin, &carved_after, &nfree);
     CHECK(carved_after == carved);
-    CHECK(pm_cache_count(bin) == cached - pm_bins[bin].batch);
+    CHECK(cached_by_alloc_on == cached - pm_bins[bin].batch);
+}
+
+/* Objects leave_on's thread held at exit, and the one it left live. */
+static size_t held_by_leave_on;
+static void *live_from_leave_on;
+
+/* Allocates and frees until the thread holds a spare batch and a partial
+ * list, as it exits. */
+static void *leave_on(void *cpu)
+{
+    pin((int)(intptr_t)cpu);
+    unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
+    size_t n = 2 * (size_t)batch;
+    void *objs[n];
+    for (size_t i = 0; i < n; i++)
+        CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
+    for (size_t i = 1; i < n; i++)
+        pm_free(objs[i]);
+    live_from_leave_on = objs[0];
+    held_by_leave_on = pm_tc_count(bin);
+    CHECK(held_by_leave_on > batch && held_by_leave_on % batch != 0);
+    return 0;
+}
+
+/* What a thread holds at exit stays on its CPU, whole, and serves the next
+ * thread there. */
+static void left_for_next_thread(void)
+{
+    int cpu[2];
+    two_cpus(cpu);
+    unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
+    pm_cache_drain();
+    run_on(leave_on, cpu[0]);
+    size_t carved, carved_after, nfree;
+    CHECK(pm_cache_count(bin) == held_by_leave_on);
+    pm_folio_census(bin, &carved, &nfree);
+    run_on(alloc_on, cpu[0]);
+    pm_folio_census(bin, &carved_after, &nfree);
+    CHECK(carved_after == carved);
+    CHECK(cached_by_alloc_on == held_by_leave_on - batch);
+    pm_free(live_from_leave_on);
 }
 
 int main(void)
 {
     many_bins();
     steals_across_cpus();
+    left_for_next_thread();
     for (int r = 0; r < ROUNDS; r++) {
         pthread_t t[THREADS];
         for (uintptr_t i = 0; i < THREADS; i++)
