@@ -24,7 +24,8 @@ struct cpu_held {
 /* The lock has a cache line of its own, apart from the lists it guards, so
  * that a waiter spinning on it does not pull the lists away from the
  * holder (section 8).  `left` and `loose` hold what threads that exited
- * on this CPU had cached: whole batches, and fewer than a batch. */
+ * on this CPU had cached: whole batches, counted in the CPU's budget, and
+ * fewer than a batch, outside it. */
 struct cpu_bin {
     pm_lock lock;
     char pad1[60];

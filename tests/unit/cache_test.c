@@ -99,15 +99,16 @@ static void *free_on(void *cpu)
     return 0;
 }
 
-/* The shared levels' count while alloc_on's thread held its batch. */
-static size_t cached_by_alloc_on;
+/* What alloc_on allocates, and the shared levels' count of that bin while
+ * its thread held the batch it got. */
+static size_t alloc_size = STEAL_SIZE, cached_by_alloc_on;
 
 static void *alloc_on(void *cpu)
 {
     pin((int)(intptr_t)cpu);
-    void *p = pm_malloc(STEAL_SIZE);
+    void *p = pm_malloc(alloc_size);
     CHECK(p);
-    cached_by_alloc_on = pm_cache_count(pm_bin_of_small(STEAL_SIZE));
+    cached_by_alloc_on = pm_cache_count(pm_bin_of_small(alloc_size));
     pm_free(p);
     return 0;
 }
@@ -190,11 +191,51 @@ static void left_for_next_thread(void)
     pm_free(live_from_leave_on);
 }
 
+enum { LOOSE_SIZE = 256, LOOSE_KEPT = 4 };
+static void *kept[2][LOOSE_KEPT];
+static int keeper;
+
+/* Allocates LOOSE_KEPT objects, which stay live, and exits: its list holds
+ * the rest of the batch it got, no spare. */
+static void *keep_few_on(void *cpu)
+{
+    pin((int)(intptr_t)cpu);
+    for (int i = 0; i < LOOSE_KEPT; i++)
+        CHECK((kept[keeper][i] = pm_malloc(LOOSE_SIZE)));
+    return 0;
+}
+
+/* Two exits on one CPU that leave fewer than a batch each: together they
+ * make a batch for the next thread there, and the rest waits. */
+static void loose_objects_join(void)
+{
+    int cpu[2];
+    two_cpus(cpu);
+    unsigned bin = pm_bin_of_small(LOOSE_SIZE), batch = pm_bins[bin].batch;
+    size_t each = batch - LOOSE_KEPT, carved, carved_after, nfree;
+    CHECK(2 * each >= batch && each < batch);
+    pm_cache_drain();
+    for (keeper = 0; keeper < 2; keeper++)
+        run_on(keep_few_on, cpu[0]);
+    CHECK(pm_cache_count(bin) == 2 * each);
+    pm_folio_census(bin, &carved, &nfree);
+    alloc_size = LOOSE_SIZE;
+    run_on(alloc_on, cpu[0]);
+    alloc_size = STEAL_SIZE;
+    pm_folio_census(bin, &carved_after, &nfree);
+    CHECK(carved_after == carved);
+    CHECK(cached_by_alloc_on == 2 * each - batch);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < LOOSE_KEPT; i++)
+            pm_free(kept[k][i]);
+}
+
 int main(void)
 {
     many_bins();
     steals_across_cpus();
     left_for_next_thread();
+    loose_objects_join();
     for (int r = 0; r < ROUNDS; r++) {
         pthread_t t[THREADS];
         for (uintptr_t i = 0; i < THREADS; i++)
