@@ -19,9 +19,10 @@
 
 struct pm_tbin {
     void *head;    /* free objects linked through their first word */
-    uint32_t room; /* how many more objects the list takes; 0 until the
-                      thread's cache is started, so the first free of a
-                      thread takes the slow path */
+    uint32_t room; /* how many more objects the list takes; 0 with an
+                      empty list until the thread first allocates or frees
+                      in this bin (again after a flush), so that this
+                      takes the slow path */
     uint32_t unused;
 };
 

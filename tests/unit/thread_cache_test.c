@@ -1,7 +1,7 @@
-/* Thread cache: objects freed by a thread are the next it gets back, the
- * cache holds at most a list and a spare batch, it knows which objects it
- * holds, a double free of any of them aborts, and thread exit empties the
- * cache. */
+/* Thread cache: objects freed by a thread are the next it gets back, but
+ * not one freed before the thread allocated from its bin; the cache holds
+ * at most a list and a spare batch, it knows which objects it holds, a
+ * double free of any of them aborts, and thread exit empties the cache. */
 #include <pthread.h>
 #include <stdint.h>
 #include "cache.h"
@@ -79,6 +79,21 @@ static void *worker(void *arg)
     return 0;
 }
 
+/* Frees an object main allocated, its first call in that bin, then
+ * allocates one of that size: it must not get main's object back, which
+ * shares a line with main's others, and the object must not be lost. */
+static void *free_foreign(void *x)
+{
+    unsigned bin = pm_bin_of_small(16);
+    size_t cached = pm_cache_count(bin);
+    pm_free(x);
+    CHECK(pm_tc_count(bin) == 0 && pm_cache_count(bin) == cached + 1);
+    void *q = pm_malloc(16);
+    CHECK(q && q != x);
+    pm_free(q);
+    return 0;
+}
+
 int main(void)
 {
     unsigned bin = pm_bin_of_small(48);
@@ -91,6 +106,9 @@ int main(void)
      * batch, stayed in the shared levels: none went to the folios. */
     CHECK(pm_cache_count(bin) == held_at_exit);
     pm_free(objs[0]);
+
+    CHECK(pthread_create(&t, 0, free_foreign, pm_malloc(16)) == 0);
+    CHECK(pthread_join(t, 0) == 0);
 
     void *p = pm_malloc(100);
     check_fatal(double_free, p, "free(0x");
