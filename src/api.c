@@ -133,11 +133,13 @@ static void release(void *p, const struct where *w)
 }
 
 /* A large object at its offset: back to its slot, noting the pointer for
- * a double free found later. */
+ * a double free found later.  A slot with the free mark goes the slow way,
+ * which tells a double free from a mark the program stored. */
 static void free_large(void *p, unsigned bin, size_t size, const char *call)
 {
     char *slot = pm_large_slot(p, bin);
-    if (!slot || pm_tc_holds(slot, bin) || size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
+    if (!slot || ((void **)slot)[1] == pm_tc_key(bin) ||
+        size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
         free_slow(p, size, call);
         return;
     }

@@ -104,15 +104,20 @@ void pm_tc_overflow(void *p, unsigned bin)
         t->room = pm_bins[bin].batch;
         return;
     }
-    /* The list is a full batch: it becomes the spare, and the old spare
-     * goes to the CPU level. */
-    if (pm_tc.spare[bin])
-        pm_cache_put(bin, pm_tc.spare[bin]);
-    pm_tc.spare[bin] = t->head;
-    ((void **)p)[0] = 0;
+    /* A full list becomes the spare, and the old spare goes to the CPU
+     * level.  A list with room got here only because p carried the mark
+     * without being held (the program stored that address in it). */
+    if (!t->room) {
+        if (pm_tc.spare[bin])
+            pm_cache_put(bin, pm_tc.spare[bin]);
+        pm_tc.spare[bin] = t->head;
+        t->head = 0;
+        t->room = pm_bins[bin].batch;
+    }
+    ((void **)p)[0] = t->head;
     ((void **)p)[1] = pm_tc_key(bin);
     t->head = p;
-    t->room = pm_bins[bin].batch - 1;
+    t->room--;
 }
 
 /* Whether p is in the first n objects of list (n bounds the walk should a

@@ -94,6 +94,24 @@ static void *free_foreign(void *x)
     return 0;
 }
 
+/* An object in which the program stored its bin's free mark is freed like
+ * any other while the list has room: it joins the list, which stays one
+ * list (it used to become the spare as if full). */
+static void stored_mark(void)
+{
+    unsigned bin = pm_bin_of_small(64);
+    void **p = pm_malloc(64), **q = pm_malloc(64);
+    CHECK(p && q);
+    pm_free(q);
+    size_t before = pm_tc_count(bin);
+    p[1] = pm_tc_key(bin);
+    pm_free(p);
+    CHECK(pm_tc_count(bin) == before + 1);
+    CHECK(pm_malloc(64) == p && pm_malloc(64) == q);
+    pm_free(q);
+    pm_free(p);
+}
+
 int main(void)
 {
     unsigned bin = pm_bin_of_small(48);
@@ -109,6 +127,7 @@ int main(void)
 
     CHECK(pthread_create(&t, 0, free_foreign, pm_malloc(16)) == 0);
     CHECK(pthread_join(t, 0) == 0);
+    stored_mark();
 
     void *p = pm_malloc(100);
     check_fatal(double_free, p, "free(0x");
