@@ -134,7 +134,7 @@ static void chain_free(unsigned bin, struct chain ch)
  * exited thread's successor probably holds, so they go to whichever
  * thread runs here next rather than to the folios, where fullest-fit
  * handed them to any thread: two threads in larson's shape then shared
- * 1.3-1.9% of their live lines and took 1.0-1.1 s, 0.69-0.72 s this way
+ * 1.3-1.9% of their live lines and took 1.0-1.1 s, 0.69-0.88 s this way
  * (mimalloc 0.67-0.8 s). */
 static void *cpu_pop(struct cpu_bin *c, unsigned bin)
 {
@@ -153,9 +153,10 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
 
 /* A whole list from another CPU's cache: its older list if it has two,
  * else its only one, never what exited threads left there (cpu_pop).
- * Where one thread frees what a thread on another CPU allocates (producer and consumer), the freed objects would otherwise sit
- * in the freeing CPU's cache up to its budget while the other CPU carves
- * new folios: memory held twice.  Taking a whole list, not a batch, makes
+ * Where one thread frees what a thread on another CPU allocates (producer
+ * and consumer), the freed objects would otherwise sit in the freeing
+ * CPU's cache up to its budget while the other CPU carves new folios:
+ * memory held twice.  Taking a whole list, not a batch, makes
  * a steal as rare as a move from the global level.  When two CPUs that
  * both allocate stole batch by batch, each kept pulling the other's
  * freshly freed batches: two threads in threadtest's shape took 0.24 s,

@@ -25,11 +25,13 @@ void *pm_cache_get(unsigned bin);
  * level goes back to the folios. */
 void pm_cache_put(unsigned bin, void *batch);
 
-/* Keeps a list of n objects of bin (at most a batch) that an exiting
- * thread held, on this CPU: a full batch on its list of what threads left,
- * which this CPU's gets take when its own lists are empty and other CPUs
- * never steal; fewer objects wait, joined with those of later exits, until
- * they make a batch.  What does not fit goes to the folios. */
+/* Keeps a list of n objects of bin (at most a batch) that a thread will
+ * not use, on this CPU: what an exiting thread held, or an object freed
+ * before its thread allocated from the bin.  A full batch goes on the
+ * CPU's list of what threads left, which this CPU's gets take when its own
+ * lists are empty and other CPUs never steal; fewer objects wait, joined
+ * with later ones, until they make a batch.  What does not fit goes to the
+ * folios. */
 void pm_cache_leave(unsigned bin, void *list, unsigned n);
 
 /* Returns every cached object to its folio. */
