@@ -95,6 +95,12 @@ static long *held_by(const struct cpu_bin *c)
     return &held[slot_of(c)].bytes;
 }
 
+/* Whether c can take `bytes` more within its budget. */
+static int within_budget(const struct cpu_bin *c, long bytes)
+{
+    return __atomic_load_n(held_by(c), __ATOMIC_RELAXED) + bytes <= CPU_BUDGET;
+}
+
 static long bytes_of(unsigned bin, size_t nbatches)
 {
     return (long)(nbatches * pm_bins[bin].batch * pm_bins[bin].size);
@@ -156,11 +162,11 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
  * Where one thread frees what a thread on another CPU allocates (producer
  * and consumer), the freed objects would otherwise sit in the freeing
  * CPU's cache up to its budget while the other CPU carves new folios:
- * memory held twice.  Taking a whole list, not a batch, makes
- * a steal as rare as a move from the global level.  When two CPUs that
- * both allocate stole batch by batch, each kept pulling the other's
- * freshly freed batches: two threads in threadtest's shape took 0.24 s,
- * 0.08-0.12 s with stealing off.  The scan is bounded and passes over
+ * memory held twice.  Taking a whole list, not a batch, makes a steal as
+ * rare as a move from the global level.  When two CPUs that both allocate
+ * stole batch by batch, each kept pulling the other's freshly freed
+ * batches: two threads in threadtest's shape took 0.24 s, 0.08-0.12 s
+ * with stealing off.  The scan is bounded and passes over
  * CPUs whose lists of this bin were empty at their last unlock.  It waits
  * for a busy lock rather than skip it: the owner holds it for a few
  * pointer writes, and a skip meant carving while the objects sat there
@@ -283,7 +289,7 @@ void pm_cache_put(unsigned bin, void *batch)
         c->full = c->cur;
         c->cur = (struct chain){0, 0};
     }
-    if (c->cur.nbatches >= cap || __atomic_load_n(h, __ATOMIC_RELAXED) + one > CPU_BUDGET) {
+    if (c->cur.nbatches >= cap || !within_budget(c, one)) {
         /* No room (both lists full, or the CPU over its budget): the older
          * list moves down whole.  Where the global level has no room
          * either, the batch goes to its folios instead, while its objects
@@ -311,13 +317,12 @@ void pm_cache_put(unsigned bin, void *batch)
  * (counted as pm_cache_put counts), else to the folios. */
 static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch)
 {
-    long *h = held_by(c), one = bytes_of(bin, 1);
+    long one = bytes_of(bin, 1);
     pm_lock_take(&c->lock);
-    int room = c->left.nbatches < pm_bins[bin].cpu_batches &&
-               __atomic_load_n(h, __ATOMIC_RELAXED) + one <= CPU_BUDGET;
+    int room = c->left.nbatches < pm_bins[bin].cpu_batches && within_budget(c, one);
     if (room) {
         chain_push(&c->left, batch);
-        __atomic_fetch_add(h, one, __ATOMIC_RELAXED);
+        __atomic_fetch_add(held_by(c), one, __ATOMIC_RELAXED);
     }
     cpu_unlock(c);
     if (!room)
