@@ -4,7 +4,8 @@
  * bins bound what they hold: PM_CPU_BUDGET a CPU, P times that globally.
  * What threads that exit leave stays on their CPU, for the threads that
  * run there next.  A CPU whose levels are empty takes a whole list from
- * another CPU before the folios are asked.
+ * another CPU before the folios are asked, unless that CPU has just taken
+ * a list from it (then, within a small bound, it carves).
  *
  * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
  * free objects linked through their first word, NULL-terminated.  Batches

@@ -4,7 +4,8 @@
  * bin is accounted for in the shared levels and the folios, and a trim
  * empties the caches into the folios.  Frees through many bins park a
  * bounded amount in the shared levels, not two lists a bin.  A thread
- * whose CPU levels are empty takes what another CPU holds. */
+ * whose CPU levels are empty takes what another CPU holds, unless that CPU
+ * has just taken it from this one. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -150,6 +151,40 @@ static void steals_across_cpus(void)
     CHECK(cached_by_alloc_on == cached - pm_bins[bin].batch);
 }
 
+/* A CPU does not at once take back a list another CPU took from it: it
+ * carves, and the other CPU keeps what it holds.  The main thread works
+ * on the first CPU, so that nothing of it is left there at a thread exit. */
+static void no_taking_back(void)
+{
+    int cpu[2];
+    two_cpus(cpu);
+    unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
+    cpu_set_t all;
+    CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
+    pm_cache_drain();
+    pin(cpu[0]);
+    size_t n = STEAL_BATCHES * (size_t)batch, carved, carved_after, nfree, nfree_after;
+    void **objs = pm_malloc(n * sizeof *objs);
+    CHECK(objs);
+    for (size_t i = 0; i < n; i++)
+        CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
+    for (size_t i = 0; i < n; i++)
+        pm_free(objs[i]);
+    run_on(alloc_on, cpu[1]);
+    size_t held_by_other = pm_cache_count(bin), want = pm_tc_count(bin) + batch;
+    CHECK(held_by_other >= batch && want <= n);
+    pm_folio_census(bin, &carved, &nfree);
+    for (size_t i = 0; i < want; i++)
+        CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
+    pm_folio_census(bin, &carved_after, &nfree_after);
+    CHECK(pm_cache_count(bin) == held_by_other);
+    CHECK(carved_after - nfree_after == carved - nfree + batch);
+    for (size_t i = 0; i < want; i++)
+        pm_free(objs[i]);
+    pm_free(objs);
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+}
+
 /* Objects leave_on's thread held at exit, and the one it left live. */
 static size_t held_by_leave_on;
 static void *live_from_leave_on;
@@ -234,6 +269,7 @@ int main(void)
 {
     many_bins();
     steals_across_cpus();
+    no_taking_back();
     left_for_next_thread();
     loose_objects_join();
     for (int r = 0; r < ROUNDS; r++) {
