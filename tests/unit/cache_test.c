@@ -86,8 +86,9 @@ static void many_bins(void)
 
 enum { STEAL_SIZE = 3000, STEAL_BATCHES = 8 };
 
-/* On its CPU, frees enough objects that whole batches reach the CPU level
- * (the last one at thread exit). */
+/* Pins the calling thread to cpu and frees enough objects there that
+ * whole batches reach the CPU level (the last one at exit, when it runs as
+ * a thread of its own). */
 static void *free_on(void *cpu)
 {
     pin((int)(intptr_t)cpu);
@@ -162,14 +163,10 @@ static void no_taking_back(void)
     cpu_set_t all;
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
     pm_cache_drain();
-    pin(cpu[0]);
+    free_on((void *)(intptr_t)cpu[0]);
     size_t n = STEAL_BATCHES * (size_t)batch, carved, carved_after, nfree, nfree_after;
     void **objs = pm_malloc(n * sizeof *objs);
     CHECK(objs);
-    for (size_t i = 0; i < n; i++)
-        CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
-    for (size_t i = 0; i < n; i++)
-        pm_free(objs[i]);
     run_on(alloc_on, cpu[1]);
     size_t held_by_other = pm_cache_count(bin), want = pm_tc_count(bin) + batch;
     CHECK(held_by_other >= batch && want <= n);
