@@ -162,26 +162,31 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
     return batch;
 }
 
-/* Whether CPU slot `me` taking a list of CPU v's would take back what v
- * took from it: v's last take in this bin was from `me`, among the bin's
- * last few moves.  Two CPUs whose threads run the same phases then pass
- * the same memory to and fro, each short by what the other took: in
- * threadtest/t2 up to a third of all objects crossed between the CPUs every
- * round, each a miss in the other CPU's cache.  A CPU carves instead, up
- * to CARVE_MAX in the process's life: that little slack gives each CPU a
- * pool of its own (threadtest/t2 139 -> 154 M mallocs/s, mimalloc 150).
- * Where such moves are the workload's own flow (xmalloc, every object
- * freed by another thread than allocated it), the bound is what the
- * carving costs; letting the CPU carve again after it gave batches back
- * to the folios cost superserver/t2 2.7 MiB of max RSS. */
+/* Whether CPU slot `me` taking v's list of n batches would take back what
+ * v took from it: v's last take in this bin was from `me`, among the bin's
+ * last few moves, and the list is at least half a CPU list.  Two CPUs
+ * whose threads run the same phases then pass the same memory to and fro,
+ * each short by what the other took: in threadtest/t2 up to a third of all
+ * objects crossed between the CPUs every round, each a miss in the other
+ * CPU's cache.  A CPU carves instead, up to CARVE_MAX in the process's
+ * life: that slack gives each CPU a pool of its own (threadtest/t2 139 ->
+ * 154 M mallocs/s, mimalloc 150).  With 4 threads a CPU (threadtest/t8)
+ * the pools need 0.3-1.1 MiB a CPU, and the lists that went to and fro
+ * were whole ones.  Where such moves are the workload's own flow (xmalloc,
+ * every object freed by another thread than allocated it), the lists are
+ * short, the budget being spread over many bins, and the bound is what
+ * the carving costs: 1 MiB on all lists took xmalloc/t2 from 3.0 to 4.5
+ * MiB of max RSS; letting the CPU carve again after it gave batches back
+ * to the folios cost superserver/t2 2.7 MiB. */
 #define RECENT_MOVES 4
-#define CARVE_MAX (256l << 10)
+#define CARVE_MAX (1l << 20)
 
-static int takes_back(unsigned bin, const struct cpu_bin *v, uint32_t me)
+static int takes_back(unsigned bin, const struct cpu_bin *v, uint32_t me, size_t n)
 {
     uint16_t since = (uint16_t)(__atomic_load_n(&globals[bin].moves, __ATOMIC_RELAXED) -
                                 __atomic_load_n(&v->took_at, __ATOMIC_RELAXED));
-    return __atomic_load_n(&v->took_from, __ATOMIC_RELAXED) == me + 1 &&
+    return 2 * n >= pm_bins[bin].cpu_batches &&
+           __atomic_load_n(&v->took_from, __ATOMIC_RELAXED) == me + 1 &&
            since < RECENT_MOVES &&
            __atomic_load_n(&held[me].carved, __ATOMIC_RELAXED) + bytes_of(bin, 1) <= CARVE_MAX;
 }
@@ -219,12 +224,13 @@ static struct chain steal(unsigned bin, struct cpu_bin *mine, int *declined)
         struct cpu_bin *c = &cpus[(size_t)slot * PM_NBINS + bin];
         if (!__atomic_load_n(&c->batches, __ATOMIC_RELAXED))
             continue;
-        if (takes_back(bin, c, me)) {
+        pm_lock_take(&c->lock);
+        struct chain *from = c->full.first ? &c->full : &c->cur, ch = *from;
+        if (takes_back(bin, c, me, ch.nbatches)) {
+            pm_lock_drop(&c->lock);
             *declined = 1;
             continue;
         }
-        pm_lock_take(&c->lock);
-        struct chain *from = c->full.first ? &c->full : &c->cur, ch = *from;
         *from = (struct chain){0, 0};
         __atomic_fetch_sub(held_by(c), bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
         cpu_unlock(c);
@@ -253,7 +259,8 @@ static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
             break;
         }
     if (g->owner[k] != me) {
-        if (takes_back(bin, &cpus[(size_t)g->owner[k] * PM_NBINS + bin], me)) {
+        if (takes_back(bin, &cpus[(size_t)g->owner[k] * PM_NBINS + bin], me,
+                       g->chains[k].nbatches)) {
             *declined = 1;
             return (struct chain){0, 0};
         }

@@ -84,7 +84,9 @@ static void many_bins(void)
     CHECK(cached_bytes() <= bound);
 }
 
-enum { STEAL_SIZE = 3000, STEAL_BATCHES = 8 };
+/* STEAL_BATCHES reaches past half a CPU list of the bin (154 batches), so
+ * that taking the list back is declined (no_taking_back). */
+enum { STEAL_SIZE = 3000, STEAL_BATCHES = 96 };
 
 /* Pins the calling thread to cpu and frees enough objects there that
  * whole batches reach the CPU level (the last one at exit, when it runs as
@@ -169,7 +171,7 @@ static void no_taking_back(void)
     CHECK(objs);
     run_on(alloc_on, cpu[1]);
     size_t held_by_other = pm_cache_count(bin), want = pm_tc_count(bin) + batch;
-    CHECK(held_by_other >= batch && want <= n);
+    CHECK(2 * held_by_other >= (size_t)pm_bins[bin].cpu_batches * batch && want <= n);
     pm_folio_census(bin, &carved, &nfree);
     for (size_t i = 0; i < want; i++)
         CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
