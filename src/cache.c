@@ -171,15 +171,17 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
  * CPU's cache.  A CPU carves instead, up to CARVE_MAX in the process's
  * life: that slack gives each CPU a pool of its own (threadtest/t2 139 ->
  * 154 M mallocs/s, mimalloc 150).  With 4 threads a CPU (threadtest/t8)
- * the pools need 0.3-1.1 MiB a CPU, and the lists that went to and fro
- * were whole ones.  Where such moves are the workload's own flow (xmalloc,
- * every object freed by another thread than allocated it), the lists are
- * short, the budget being spread over many bins, and the bound is what
- * the carving costs: 1 MiB on all lists took xmalloc/t2 from 3.0 to 4.5
- * MiB of max RSS; letting the CPU carve again after it gave batches back
- * to the folios cost superserver/t2 2.7 MiB. */
+ * the lists that went to and fro were whole ones, and the pools wanted
+ * 0.3-1.1 MiB a CPU: 512 KiB gave 125 -> 146 M mallocs/s (mimalloc 142),
+ * 1 MiB no more.  Where such moves are the workload's own flow, every
+ * object freed by another thread than allocated it, the bound is what the
+ * carving costs: xmalloc's lists are short, its budget spread over many
+ * bins, but malloc-test's are whole (one bin), and there 1 MiB took max
+ * RSS from 4.4 to 6.0 MiB, 512 KiB to 5.2 (glibc 5.2).  Letting the CPU
+ * carve again after it gave batches back to the folios cost
+ * superserver/t2 2.7 MiB. */
 #define RECENT_MOVES 4
-#define CARVE_MAX (1l << 20)
+#define CARVE_MAX (512l << 10)
 
 static int takes_back(unsigned bin, const struct cpu_bin *v, uint32_t me, size_t n)
 {
