@@ -85,8 +85,10 @@ static void many_bins(void)
 }
 
 /* STEAL_BATCHES reaches past half a CPU list of the bin (154 batches), so
- * that taking the list back is declined (no_taking_back). */
-enum { STEAL_SIZE = 3000, STEAL_BATCHES = 96 };
+ * that taking the list back is declined (no_taking_back); SHORT_BATCHES
+ * stays below it. */
+enum { STEAL_SIZE = 3000, STEAL_BATCHES = 96, SHORT_BATCHES = 8 };
+static size_t free_batches = STEAL_BATCHES;
 
 /* Pins the calling thread to cpu and frees enough objects there that
  * whole batches reach the CPU level (the last one at exit, when it runs as
@@ -94,7 +96,7 @@ enum { STEAL_SIZE = 3000, STEAL_BATCHES = 96 };
 static void *free_on(void *cpu)
 {
     pin((int)(intptr_t)cpu);
-    size_t n = STEAL_BATCHES * pm_bins[pm_bin_of_small(STEAL_SIZE)].batch;
+    size_t n = free_batches * pm_bins[pm_bin_of_small(STEAL_SIZE)].batch;
     void *objs[n];
     for (size_t i = 0; i < n; i++)
         CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
@@ -154,10 +156,13 @@ static void steals_across_cpus(void)
     CHECK(cached_by_alloc_on == cached - pm_bins[bin].batch);
 }
 
-/* A CPU does not at once take back a list another CPU took from it: it
- * carves, and the other CPU keeps what it holds.  The main thread works
- * on the first CPU, so that nothing of it is left there at a thread exit. */
-static void no_taking_back(void)
+/* The main thread frees `batches` batches on the first CPU, a thread on
+ * the second CPU steals them, and the main thread then allocates a batch
+ * more than its own cache holds.  Gives the shared levels' count before
+ * and after that allocation, and the objects it took from the folios.
+ * The main thread works on the first CPU, so that nothing of it is left
+ * there at a thread exit. */
+static void take_after_steal(size_t batches, size_t *held, size_t *held_after, size_t *from_folios)
 {
     int cpu[2];
     two_cpus(cpu);
@@ -165,23 +170,50 @@ static void no_taking_back(void)
     cpu_set_t all;
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
     pm_cache_drain();
+    free_batches = batches;
     free_on((void *)(intptr_t)cpu[0]);
-    size_t n = STEAL_BATCHES * (size_t)batch, carved, carved_after, nfree, nfree_after;
+    free_batches = STEAL_BATCHES;
+    size_t n = batches * batch, carved, carved_after, nfree, nfree_after;
     void **objs = pm_malloc(n * sizeof *objs);
     CHECK(objs);
     run_on(alloc_on, cpu[1]);
-    size_t held_by_other = pm_cache_count(bin), want = pm_tc_count(bin) + batch;
-    CHECK(2 * held_by_other >= (size_t)pm_bins[bin].cpu_batches * batch && want <= n);
+    size_t want = pm_tc_count(bin) + batch;
+    *held = pm_cache_count(bin);
+    CHECK(*held >= batch && want <= n);
     pm_folio_census(bin, &carved, &nfree);
     for (size_t i = 0; i < want; i++)
         CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
     pm_folio_census(bin, &carved_after, &nfree_after);
-    CHECK(pm_cache_count(bin) == held_by_other);
-    CHECK(carved_after - nfree_after == carved - nfree + batch);
+    *held_after = pm_cache_count(bin);
+    *from_folios = (carved_after - nfree_after) - (carved - nfree);
     for (size_t i = 0; i < want; i++)
         pm_free(objs[i]);
     pm_free(objs);
     CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+}
+
+/* A CPU does not at once take back a whole list another CPU took from it:
+ * it carves, and the other CPU keeps what it holds. */
+static void no_taking_back(void)
+{
+    unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
+    size_t held, held_after, from_folios;
+    take_after_steal(STEAL_BATCHES, &held, &held_after, &from_folios);
+    CHECK(2 * held >= (size_t)pm_bins[bin].cpu_batches * batch);
+    CHECK(held_after == held);
+    CHECK(from_folios == batch);
+}
+
+/* A short list is taken back: its move costs little, and carving instead
+ * would add memory to a flow between threads. */
+static void short_lists_go_back(void)
+{
+    unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
+    size_t held, held_after, from_folios;
+    take_after_steal(SHORT_BATCHES, &held, &held_after, &from_folios);
+    CHECK(2 * held < (size_t)pm_bins[bin].cpu_batches * batch);
+    CHECK(held_after == held - batch);
+    CHECK(from_folios == 0);
 }
 
 /* Objects leave_on's thread held at exit, and the one it left live. */
@@ -269,6 +301,7 @@ int main(void)
     many_bins();
     steals_across_cpus();
     no_taking_back();
+    short_lists_go_back();
     left_for_next_thread();
     loose_objects_join();
     for (int r = 0; r < ROUNDS; r++) {
