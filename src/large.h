@@ -25,7 +25,7 @@ static inline void *pm_large_slot(void *p, unsigned bin)
     const struct pm_bin *b = &pm_bins[bin];
     uintptr_t chunk = (uintptr_t)p & ~(PM_CHUNK - 1);
     uint32_t rel = (uint32_t)((uintptr_t)p - chunk) - PM_DATA_START;
-    if (rel >= b->data_bytes)
+    if (rel >= b->objs_per_chunk * b->size)
         return 0;
     uint32_t start = pm_div_size(b, rel) * b->size;
     uint32_t offset = rel - start;

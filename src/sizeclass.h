@@ -4,7 +4,8 @@
  * Promises: pm_bin_of_size() maps a request to the bin whose objects are the
  * smallest that hold it; every object of a bin starts at
  * chunk + PM_DATA_START + i * size and is aligned to 1 << align_log (at least
- * 16); pm_div_size() divides any chunk offset by a bin's size exactly. */
+ * 16); pm_div_size() divides any chunk offset by a bin's size exactly;
+ * pm_is_object() tells exactly whether an offset starts an object. */
 #ifndef PM_SIZECLASS_H
 #define PM_SIZECLASS_H
 
@@ -24,11 +25,14 @@ struct pm_bin {
     uint8_t align_log;        /* every object is aligned to 1 << align_log */
     uint16_t batch;           /* objects in a thread-cache list */
     uint16_t cpu_batches;     /* batches in a CPU-cache list */
-    uint32_t data_bytes;      /* objs_per_chunk * size */
+    uint32_t inverse;         /* of size's odd part, mod 2^32 */
     uint32_t folio_bytes;
     uint32_t objs_per_chunk;
-    uint32_t folios_per_chunk;
+    uint16_t folios_per_chunk;
+    uint8_t size_tz;          /* size == odd part << size_tz */
 };
+_Static_assert(PM_MAX_FOLIOS <= UINT16_MAX, "folios_per_chunk is 16 bits");
+_Static_assert(sizeof(struct pm_bin) == 32, "a bin's description is half a cache line");
 
 #pragma GCC visibility push(hidden)
 extern const struct pm_bin pm_bins[PM_NBINS];
@@ -49,10 +53,13 @@ static inline uint32_t pm_div_size(const struct pm_bin *b, uint32_t x)
 }
 
 /* Whether rel, an offset from a chunk's data start, is where an object of
- * bin b starts. */
+ * bin b starts: one multiply and a rotation do the bounds and the
+ * divisibility test (tools/gen_sizeclasses.c, find_inverse, says why). */
 static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
 {
-    return rel < b->data_bytes && pm_div_size(b, rel) * b->size == rel;
+    uint32_t x = rel * b->inverse;
+    unsigned k = b->size_tz;
+    return (x >> k | x << ((32 - k) & 31)) < b->objs_per_chunk;
 }
 
 #endif

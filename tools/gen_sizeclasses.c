@@ -27,6 +27,7 @@ struct bin {
     int kind;
     unsigned long folio_bytes, objs_per_folio, folios, objs_per_chunk;
     unsigned long magic, shift, batch, cpu_batches, align;
+    unsigned long inverse, size_tz;
 };
 
 #define MAXBINS 128
@@ -95,6 +96,34 @@ static void find_magic(struct bin *b)
     die("no magic division for size", b->size);
 }
 
+static uint32_t rotr32(uint32_t x, unsigned k)
+{
+    return k ? x >> k | x << (32 - k) : x;
+}
+
+/* size = odd << size_tz; inverse * odd == 1 mod 2^32.  An offset rel
+ * (from the data start, so offsets before it wrap to the top of the
+ * 32-bit range) starts an object exactly when
+ * rotr32(rel * inverse, size_tz) < objs_per_chunk: the rotation gives
+ * rel / size for a multiple of size and a value at least
+ * 2^32 / size otherwise.  Verified for every offset in a chunk. */
+static void find_inverse(struct bin *b)
+{
+    b->size_tz = 0;
+    while (!(b->size >> b->size_tz & 1))
+        b->size_tz++;
+    uint32_t odd = (uint32_t)(b->size >> b->size_tz), inv = odd;
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - odd * inv;
+    b->inverse = inv;
+    for (uint64_t a = 0; a < PM_CHUNK; a++) {
+        uint32_t rel = (uint32_t)a - PM_DATA_START;
+        int object = rel < b->objs_per_chunk * b->size && rel % b->size == 0;
+        if ((rotr32(rel * inv, (unsigned)b->size_tz) < b->objs_per_chunk) != object)
+            die("inverse test wrong for size", b->size);
+    }
+}
+
 static void add_bin(unsigned long size, int kind)
 {
     if (nbins == MAXBINS)
@@ -128,6 +157,7 @@ static void add_bin(unsigned long size, int kind)
     if (b->cpu_batches < 1)
         b->cpu_batches = 1;
     find_magic(b);
+    find_inverse(b);
 }
 
 static int by_size(const void *a, const void *b)
@@ -225,9 +255,10 @@ int main(int argc, char **argv)
         const struct bin *b = &bins[i];
         fprintf(f, "    { .size = %lu, .magic = %lu, .shift = %lu, .kind = %s, "
                    ".folio_log = %u, .align_log = %u, .batch = %lu, .cpu_batches = %lu, "
-                   ".data_bytes = %lu, .folio_bytes = %lu, .objs_per_chunk = %lu, .folios_per_chunk = %lu }, \\\n",
+                   ".inverse = %luu, .size_tz = %lu, .folio_bytes = %lu, .objs_per_chunk = %lu, "
+                   ".folios_per_chunk = %lu }, \\\n",
                 b->size, b->magic, b->shift, kind_name[b->kind], log2_exact(b->objs_per_folio),
-                log2_exact(b->align), b->batch, b->cpu_batches, b->objs_per_chunk * b->size, b->folio_bytes,
+                log2_exact(b->align), b->batch, b->cpu_batches, b->inverse, b->size_tz, b->folio_bytes,
                 b->objs_per_chunk, b->folios);
     }
     fprintf(f, "}\n\n#define PM_BIN_BY_16_INIT {");

@@ -1,5 +1,6 @@
 /* Size classes: spacing, alignment, primality, folio waste, lookups and
- * the multiply-and-shift division for every offset of every bin. */
+ * the multiply-and-shift division and the object-start test for every
+ * offset of every bin. */
 #include <stdint.h>
 #include "sizeclass.h"
 #include "unit.h"
@@ -30,7 +31,8 @@ static void test_bins(void)
         CHECK(PM_DATA_START + (size_t)b->folios_per_chunk * b->folio_bytes <= PM_CHUNK);
         CHECK(PM_DATA_START + (size_t)(b->folios_per_chunk + 1) * b->folio_bytes > PM_CHUNK);
         CHECK(b->objs_per_chunk == b->folios_per_chunk * n);
-        CHECK(b->data_bytes == b->objs_per_chunk * b->size);
+        CHECK(b->size >> b->size_tz << b->size_tz == b->size && (b->size >> b->size_tz & 1));
+        CHECK((uint32_t)(b->inverse * (b->size >> b->size_tz)) == 1);
         CHECK(b->batch >= 1 && b->cpu_batches >= 1);
         CHECK(i == 0 || b->size > pm_bins[i - 1].size);
         switch (b->kind) {
@@ -99,14 +101,24 @@ static void test_lookup(void)
     }
 }
 
+/* Division for every chunk offset; the object-start test for every
+ * address of a chunk, those before the data start included. */
 static void test_division(void)
 {
-    for (unsigned i = 0; i < PM_NBINS; i++)
-        for (uint32_t x = 0; x < PM_CHUNK; x++)
-            if (pm_div_size(&pm_bins[i], x) != x / pm_bins[i].size) {
-                fprintf(stderr, "bin %u: %u / %u wrong\n", i, x, pm_bins[i].size);
+    for (unsigned i = 0; i < PM_NBINS; i++) {
+        const struct pm_bin *b = &pm_bins[i];
+        for (uint32_t x = 0; x < PM_CHUNK; x++) {
+            if (pm_div_size(b, x) != x / b->size) {
+                fprintf(stderr, "bin %u: %u / %u wrong\n", i, x, b->size);
                 exit(1);
             }
+            uint32_t rel = x - PM_DATA_START;
+            if (pm_is_object(b, rel) != (rel < b->objs_per_chunk * b->size && rel % b->size == 0)) {
+                fprintf(stderr, "bin %u: object test wrong at offset %u\n", i, x);
+                exit(1);
+            }
+        }
+    }
 }
 
 int main(void)
