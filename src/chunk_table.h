@@ -52,7 +52,7 @@ static inline struct pm_chunk_entry *pm_chunk_entry_of(uintptr_t a)
 static inline unsigned pm_bin_of_addr(uintptr_t a)
 {
     uintptr_t i = a >> PM_CHUNK_SHIFT;
-    if (pm_unlikely(i >> PM_TABLE_BITS))
+    if (pm_unlikely(i >= 1ul << PM_TABLE_BITS))
         return PM_NBINS;
     return pm_chunk_table[i].tag - 1;
 }
