@@ -138,7 +138,7 @@ static void release(void *p, const struct where *w)
 static void free_large(void *p, unsigned bin, size_t size, const char *call)
 {
     char *slot = pm_large_slot(p, bin);
-    if (!slot || ((void **)slot)[1] == pm_tc_key(bin) ||
+    if (!slot || ((void **)slot)[1] == pm_tc_mark() ||
         size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
         free_slow(p, size, call);
         return;

@@ -100,14 +100,14 @@ void pm_tc_overflow(void *p, unsigned bin)
          * mimalloc 0.10-0.11 s).  It waits with the objects exiting
          * threads leave instead. */
         ((void **)p)[0] = 0;
-        ((void **)p)[1] = pm_tc_key(bin);
+        ((void **)p)[1] = pm_tc_mark();
         pm_cache_leave(bin, p, 1);
         t->room = pm_bins[bin].batch;
         return;
     }
     /* A full list becomes the spare, and the old spare goes to the CPU
-     * level.  A list with room got here only because p carried the mark
-     * without being held (the program stored that address in it). */
+     * level.  A list with room got here only because p carried the mark's
+     * top byte without being held (the program stored it there). */
     if (!t->room) {
         if (pm_tc.spare[bin])
             pm_cache_put(bin, pm_tc.spare[bin]);
@@ -116,7 +116,7 @@ void pm_tc_overflow(void *p, unsigned bin)
         t->room = pm_bins[bin].batch;
     }
     ((void **)p)[0] = t->head;
-    ((void **)p)[1] = pm_tc_key(bin);
+    ((void **)p)[1] = pm_tc_mark();
     t->head = p;
     t->room--;
 }

@@ -94,17 +94,18 @@ static void *free_foreign(void *x)
     return 0;
 }
 
-/* An object in which the program stored its bin's free mark is freed like
+/* An object in which the program stored the free mark, or another value
+ * with the mark's top byte (which sends free the slow way), is freed like
  * any other while the list has room: it joins the list, which stays one
  * list (it used to become the spare as if full). */
-static void stored_mark(void)
+static void stored_value(void *second_word)
 {
     unsigned bin = pm_bin_of_small(64);
     void **p = pm_malloc(64), **q = pm_malloc(64);
     CHECK(p && q);
     pm_free(q);
     size_t before = pm_tc_count(bin);
-    p[1] = pm_tc_key(bin);
+    p[1] = second_word;
     pm_free(p);
     CHECK(pm_tc_count(bin) == before + 1);
     CHECK(pm_malloc(64) == p && pm_malloc(64) == q);
@@ -127,7 +128,8 @@ int main(void)
 
     CHECK(pthread_create(&t, 0, free_foreign, pm_malloc(16)) == 0);
     CHECK(pthread_join(t, 0) == 0);
-    stored_mark();
+    stored_value(pm_tc_mark());
+    stored_value((void *)((uintptr_t)pm_tc_mark() ^ 1));
 
     void *p = pm_malloc(100);
     check_fatal(double_free, p, "free(0x");
