@@ -45,7 +45,7 @@ void pm_tc_overflow(void *p, unsigned bin);
  * double of everyday size or UTF-8 text has.  Free reads that byte alone:
  * one byte always forwards from the store that last wrote it, where a
  * whole word read after the program wrote part of it waits for that store
- * (microbench/16, which writes the object's last byte: 0.27 -> 0.19 s,
+ * (microbench/16, which writes the object's last byte: 0.27 -> 0.19-0.21 s,
  * jemalloc 0.23). */
 #define PM_TC_MARK 0xf7e1a5c3b2d49687ull
 
