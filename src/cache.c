@@ -81,11 +81,13 @@ static int init(void)
     return cpus != 0;
 }
 
-static struct cpu_bin *my_cpu_bin(unsigned bin)
+/* bin's cache on this CPU or on the CPU of a carving lane. */
+static struct cpu_bin *cpu_bin_at(unsigned bin, int lane)
 {
     if (pm_unlikely(!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) && !init())
         return 0;
-    struct cpu_bin *c = &cpus[(size_t)(pm_os_cpu() % nslots) * PM_NBINS + bin];
+    unsigned cpu = lane == PM_CACHE_HERE ? pm_os_cpu() : (unsigned)lane;
+    struct cpu_bin *c = &cpus[(size_t)(cpu % nslots) * PM_NBINS + bin];
     __builtin_prefetch(&c->cur, 1);
     return c;
 }
@@ -277,7 +279,7 @@ static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
 
 void *pm_cache_get(unsigned bin)
 {
-    struct cpu_bin *c = my_cpu_bin(bin);
+    struct cpu_bin *c = cpu_bin_at(bin, PM_CACHE_HERE);
     if (!c)
         return 0;
     pm_lock_take(&c->lock);
@@ -342,9 +344,9 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
     return took;
 }
 
-void pm_cache_put(unsigned bin, void *batch)
+void pm_cache_put(unsigned bin, void *batch, int lane)
 {
-    struct cpu_bin *c = my_cpu_bin(bin);
+    struct cpu_bin *c = cpu_bin_at(bin, lane);
     if (!c) {
         pm_folio_free_list(bin, batch, "free");
         return;
@@ -437,9 +439,9 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n)
     return full;
 }
 
-void pm_cache_leave(unsigned bin, void *list, unsigned n)
+void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane)
 {
-    struct cpu_bin *c = my_cpu_bin(bin);
+    struct cpu_bin *c = cpu_bin_at(bin, lane);
     if (!c)
         pm_folio_free_list(bin, list, "free");
     else if (n == pm_bins[bin].batch || (list = join_loose(c, bin, list, n)))

@@ -22,18 +22,22 @@
 /* A full batch of bin from this CPU's cache or the global one, or NULL. */
 void *pm_cache_get(unsigned bin);
 
-/* Hands a full batch of bin to this CPU's cache; what overflows the global
+/* Where put and leave take objects: this CPU's cache (PM_CACHE_HERE), or
+ * that of the CPU of a carving lane (folio.h), lane modulo the CPU slots. */
+#define PM_CACHE_HERE (-1)
+
+/* Hands a full batch of bin to a CPU's cache; what overflows the global
  * level goes back to the folios. */
-void pm_cache_put(unsigned bin, void *batch);
+void pm_cache_put(unsigned bin, void *batch, int lane);
 
 /* Keeps a list of n objects of bin (at most a batch) that a thread will
- * not use, on this CPU: what an exiting thread held, or an object freed
+ * not use, on a CPU: what an exiting thread held, or an object freed
  * before its thread allocated from the bin.  A full batch goes on the
- * CPU's list of what threads left, which this CPU's gets take when its own
+ * CPU's list of what threads left, which that CPU's gets take when its own
  * lists are empty and other CPUs never steal; fewer objects wait, joined
  * with later ones, until they make a batch.  What does not fit goes to the
  * folios. */
-void pm_cache_leave(unsigned bin, void *list, unsigned n);
+void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane);
 
 /* Returns every cached object to its folio. */
 void pm_cache_drain(void);

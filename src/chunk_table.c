@@ -13,7 +13,7 @@ struct pm_chunk_entry pm_chunk_table[1ul << PM_TABLE_BITS];
 static pm_lock region_lock;
 static char *region_next, *region_end;
 
-void *pm_chunk_alloc(unsigned bin)
+void *pm_chunk_alloc(unsigned bin, unsigned lane)
 {
     pm_lock_take(&region_lock);
     if (region_next == region_end) {
@@ -35,7 +35,7 @@ void *pm_chunk_alloc(unsigned bin)
     char *c = region_next;
     region_next += PM_CHUNK;
     pm_lock_drop(&region_lock);
-    pm_chunk_set((uintptr_t)c, PM_CHUNK, bin + 1, 0);
+    pm_chunk_set((uintptr_t)c, PM_CHUNK, bin + 1, lane);
     pm_stat_add(&pm_stats_global.chunks, 1);
     return c;
 }

@@ -21,8 +21,9 @@
 
 /* tag: 0 for memory that is not primalloc's, bin + 1 for a chunk of a bin,
  * or one of the huge tags below plus the run's order (log2 of its chunks).
- * link: for a huge run in use, the pages in use; for a free run, the chunk
- * index of the next free run of the same order. */
+ * link: for a bin's chunk, the carving lane it was made for (folio.h); for
+ * a huge run in use, the pages in use; for a free run, the chunk index of
+ * the next free run of the same order. */
 struct pm_chunk_entry {
     uint32_t tag;
     uint32_t link;
@@ -57,9 +58,15 @@ static inline unsigned pm_bin_of_addr(uintptr_t a)
     return pm_chunk_table[i].tag - 1;
 }
 
-/* A 2 MiB chunk for bin, registered in the table; NULL when the kernel
- * has no memory to give. */
-void *pm_chunk_alloc(unsigned bin);
+/* The carving lane of the bin's chunk holding address a. */
+static inline unsigned pm_chunk_lane(uintptr_t a)
+{
+    return pm_chunk_table[a >> PM_CHUNK_SHIFT].link;
+}
+
+/* A 2 MiB chunk for bin and carving lane, registered in the table; NULL
+ * when the kernel has no memory to give. */
+void *pm_chunk_alloc(unsigned bin, unsigned lane);
 
 /* Marks the chunks of [base, base + size) with tag and link. */
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link);

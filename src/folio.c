@@ -119,9 +119,10 @@ static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
 
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
 {
-    struct pm_chunk_header **wild = &s->wild[pm_os_cpu() % PM_CARVE_LANES], *c = *wild;
+    unsigned lane = pm_os_cpu() % PM_CARVE_LANES;
+    struct pm_chunk_header **wild = &s->wild[lane], *c = *wild;
     if (!c || c->carved == b->folios_per_chunk) {
-        c = pm_chunk_alloc(bin);
+        c = pm_chunk_alloc(bin, lane);
         if (!c)
             return 0;
         *wild = c;

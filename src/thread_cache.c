@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include "cache.h"
+#include "chunk_table.h"
 #include "folio.h"
 
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
@@ -11,17 +12,28 @@ enum { TC_NEW, TC_LIVE, TC_DEAD };
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
+/* Hands bin's homeward objects, fewer than a batch, to their lane's CPU. */
+static void send_homeward(unsigned bin)
+{
+    struct pm_homeward *h = &pm_tc.homeward[bin];
+    if (h->head)
+        pm_cache_leave(bin, h->head, h->n, h->lane);
+    h->head = 0;
+    h->n = 0;
+}
+
 static void tc_release(void)
 {
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         struct pm_tbin *t = &pm_tc.bins[bin];
         if (t->head)
-            pm_cache_leave(bin, t->head, pm_bins[bin].batch - t->room);
+            pm_cache_leave(bin, t->head, pm_bins[bin].batch - t->room, PM_CACHE_HERE);
         t->head = 0;
         t->room = 0;
         if (pm_tc.spare[bin])
-            pm_cache_leave(bin, pm_tc.spare[bin], pm_bins[bin].batch);
+            pm_cache_leave(bin, pm_tc.spare[bin], pm_bins[bin].batch, PM_CACHE_HERE);
         pm_tc.spare[bin] = 0;
+        send_homeward(bin);
     }
 }
 
@@ -75,8 +87,49 @@ void *pm_tc_refill(unsigned bin)
     struct pm_tbin *t = &pm_tc.bins[bin];
     t->head = *(void **)list;
     t->room = pm_bins[bin].batch - n + 1;
+    pm_tc.allocates |= 1ull << bin;
     ((void **)list)[1] = 0;
     return list;
+}
+
+/* A new thread often frees what a thread on another CPU allocated: a
+ * server's worker hands its objects to the thread it starts, which may run
+ * on the other CPU.  Kept by the new thread, those objects would be handed
+ * out again among the lines that the other CPU's threads still use, and
+ * the two CPUs' objects would stay interleaved for good (larson/t2: 114 M
+ * mallocs/s with each chain of threads pinned to one CPU, 86 unpinned,
+ * mimalloc 106 and 103).  So while new, a thread sends each object of a
+ * bin it allocates from to the CPU whose lane carved the object's chunk,
+ * when that is another CPU, a batch at a time: memory goes back to its
+ * CPU, and each CPU's threads are left with their own.  An older thread
+ * keeps what it frees, which in a producer and consumer feeds the
+ * producers on the consumer's CPU: sending home every such object cost
+ * malloc-test-batched/t8 0.24 -> 0.60 s (docs/DESIGN.md).  Returns 1 if p
+ * went homeward. */
+static int new_thread_free(void *p, unsigned bin)
+{
+    unsigned lane = pm_chunk_lane((uintptr_t)p);
+    int away = (pm_tc.allocates >> bin & 1) && lane != pm_os_cpu() % PM_CARVE_LANES;
+    if (away) {
+        struct pm_homeward *h = &pm_tc.homeward[bin];
+        if (h->lane != lane)
+            send_homeward(bin);
+        ((void **)p)[0] = h->head;
+        ((void **)p)[1] = pm_tc_mark();
+        h->head = p;
+        h->lane = (uint16_t)lane;
+        if (++h->n == pm_bins[bin].batch) {
+            h->head = 0;
+            h->n = 0;
+            pm_cache_put(bin, p, (int)lane);
+        }
+    }
+    if (++pm_tc.frees == PM_TC_NEW_FREES)
+        for (unsigned b = 0; b < PM_NBINS; b++) {
+            send_homeward(b);
+            pm_tc.bins[b].settled = ~0u;
+        }
+    return away;
 }
 
 void pm_tc_overflow(void *p, unsigned bin)
@@ -92,6 +145,8 @@ void pm_tc_overflow(void *p, unsigned bin)
         }
         tc_start();
     }
+    if (!t->settled && new_thread_free(p, bin))
+        return;
     if (!t->head && !t->room) {
         /* This thread has not allocated from bin yet, so another thread
          * did: at the head of this thread's list p would be the next
@@ -101,16 +156,17 @@ void pm_tc_overflow(void *p, unsigned bin)
          * threads leave instead. */
         ((void **)p)[0] = 0;
         ((void **)p)[1] = pm_tc_mark();
-        pm_cache_leave(bin, p, 1);
+        pm_cache_leave(bin, p, 1, PM_CACHE_HERE);
         t->room = pm_bins[bin].batch;
         return;
     }
     /* A full list becomes the spare, and the old spare goes to the CPU
-     * level.  A list with room got here only because p carried the mark's
-     * top byte without being held (the program stored it there). */
+     * level.  A list with room got here because the thread is new, or
+     * because p carried the mark's top byte without being held (the
+     * program stored it there). */
     if (!t->room) {
         if (pm_tc.spare[bin])
-            pm_cache_put(bin, pm_tc.spare[bin]);
+            pm_cache_put(bin, pm_tc.spare[bin], PM_CACHE_HERE);
         pm_tc.spare[bin] = t->head;
         t->head = 0;
         t->room = pm_bins[bin].batch;
@@ -138,7 +194,9 @@ int pm_tc_holds_walk(const void *p, unsigned bin)
     if (pm_tc.state != TC_LIVE)
         return 0;
     unsigned batch = pm_bins[bin].batch;
-    return list_has(t->head, p, batch - t->room) || list_has(pm_tc.spare[bin], p, batch);
+    const struct pm_homeward *h = &pm_tc.homeward[bin];
+    return list_has(t->head, p, batch - t->room) || list_has(pm_tc.spare[bin], p, batch) ||
+           list_has(h->head, p, h->n);
 }
 
 void pm_tc_flush(void)
@@ -151,5 +209,6 @@ size_t pm_tc_count(unsigned bin)
     const struct pm_tbin *t = &pm_tc.bins[bin];
     if (pm_tc.state != TC_LIVE)
         return 0;
-    return (t->head ? pm_bins[bin].batch - t->room : 0) + (pm_tc.spare[bin] ? pm_bins[bin].batch : 0);
+    return (t->head ? pm_bins[bin].batch - t->room : 0) + (pm_tc.spare[bin] ? pm_bins[bin].batch : 0) +
+           pm_tc.homeward[bin].n;
 }

@@ -109,6 +109,9 @@ static void *free_on(void *cpu)
  * its thread held the batch it got. */
 static size_t alloc_size = STEAL_SIZE, cached_by_alloc_on;
 
+/* The first two CPUs the process may run on. */
+static int cpu[2];
+
 static void *alloc_on(void *cpu)
 {
     pin((int)(intptr_t)cpu);
@@ -126,24 +129,10 @@ static void run_on(void *(*fn)(void *), int cpu)
     CHECK(pthread_join(t, 0) == 0);
 }
 
-/* The first two CPUs this process may run on (the test needs two). */
-static void two_cpus(int cpu[2])
-{
-    cpu_set_t set;
-    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
-    int n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
-        if (CPU_ISSET(c, &set))
-            cpu[n++] = c;
-    CHECK(n == 2);
-}
-
 /* Objects freed on one CPU serve a thread on another CPU, whose levels are
  * empty, instead of new folios being carved beside them. */
 static void steals_across_cpus(void)
 {
-    int cpu[2];
-    two_cpus(cpu);
     unsigned bin = pm_bin_of_small(STEAL_SIZE);
     pm_cache_drain();
     run_on(free_on, cpu[0]);
@@ -164,8 +153,6 @@ static void steals_across_cpus(void)
  * there at a thread exit. */
 static void take_after_steal(size_t batches, size_t *held, size_t *held_after, size_t *from_folios)
 {
-    int cpu[2];
-    two_cpus(cpu);
     unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
     cpu_set_t all;
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
@@ -242,8 +229,6 @@ static void *leave_on(void *cpu)
  * thread there. */
 static void left_for_next_thread(void)
 {
-    int cpu[2];
-    two_cpus(cpu);
     unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
     pm_cache_drain();
     run_on(leave_on, cpu[0]);
@@ -275,8 +260,6 @@ static void *keep_few_on(void *cpu)
  * make a batch for the next thread there, and the rest waits. */
 static void loose_objects_join(void)
 {
-    int cpu[2];
-    two_cpus(cpu);
     unsigned bin = pm_bin_of_small(LOOSE_SIZE), batch = pm_bins[bin].batch;
     size_t each = batch - LOOSE_KEPT, carved, carved_after, nfree;
     CHECK(2 * each >= batch && each < batch);
@@ -298,12 +281,23 @@ static void loose_objects_join(void)
 
 int main(void)
 {
+    /* The tests of one behaviour run with the main thread on the first
+     * CPU, so that every chunk it carves is of that CPU's lane: a new
+     * thread on that CPU keeps what it frees (thread_cache.h).  The
+     * caches take a slot for each CPU allowed at their first use, which
+     * comes first. */
+    cpu_set_t all;
+    two_cpus(cpu);
+    CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
+    pm_free(pm_malloc(1));
+    pin(cpu[0]);
     many_bins();
     steals_across_cpus();
     no_taking_back();
     short_lists_go_back();
     left_for_next_thread();
     loose_objects_join();
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
     for (int r = 0; r < ROUNDS; r++) {
         pthread_t t[THREADS];
         for (uintptr_t i = 0; i < THREADS; i++)

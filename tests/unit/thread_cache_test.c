@@ -1,10 +1,14 @@
 /* Thread cache: objects freed by a thread are the next it gets back, but
  * not one freed before the thread allocated from its bin; the cache holds
  * at most a list and a spare batch, it knows which objects it holds, a
- * double free of any of them aborts, and thread exit empties the cache. */
+ * double free of any of them aborts, and thread exit empties the cache.
+ * A new thread sends objects carved for another CPU's lane home. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include "cache.h"
+#include "chunk_table.h"
+#include "folio.h"
 #include "primalloc.h"
 #include "sizeclass.h"
 #include "thread_cache.h"
@@ -113,8 +117,89 @@ static void stored_value(void *second_word)
     pm_free(p);
 }
 
+/* Objects main allocated on the first CPU, freed by a thread on the
+ * second; HOME_SIZE is a bin no other test here uses. */
+enum { HOME_SIZE = 600 };
+static int cpu[2];
+static void **home_objs;
+static size_t n_home;
+
+static void free_one(void *p)
+{
+    pm_free(p);
+}
+
+/* A new thread on the second CPU that allocates from the bin frees
+ * objects of the first CPU's lane: whole batches go to the first CPU's
+ * cache while the thread runs, the rest it holds (a double free of them
+ * aborts) until it exits, and none of them is what it gets next.  Once it
+ * has freed PM_TC_NEW_FREES times, it keeps such an object. */
+static void *free_away(void *unused)
+{
+    (void)unused;
+    pin(cpu[1]);
+    unsigned bin = pm_bin_of_small(HOME_SIZE), batch = pm_bins[bin].batch;
+    void *mine = pm_malloc(HOME_SIZE);
+    CHECK(mine);
+    size_t cached = pm_cache_count(bin), held = pm_tc_count(bin), sent = n_home - n_home % batch;
+    for (size_t i = 0; i + 1 < n_home; i++)
+        pm_free(home_objs[i]);
+    CHECK(pm_cache_count(bin) == cached + sent);
+    CHECK(pm_tc_count(bin) == held + n_home - 1 - sent);
+    CHECK(pm_tc_holds(home_objs[n_home - 2], bin));
+    check_fatal(free_one, home_objs[n_home - 2], "double free");
+    void *next = pm_malloc(HOME_SIZE);
+    for (size_t i = 0; i + 1 < n_home; i++)
+        CHECK(next != home_objs[i]);
+    pm_free(next);
+    for (unsigned i = 0; i < PM_TC_NEW_FREES; i++) {
+        void *p = pm_malloc(16);
+        CHECK(p);
+        pm_free(p);
+    }
+    held = pm_tc_count(bin);
+    pm_free(home_objs[n_home - 1]);
+    CHECK(pm_tc_count(bin) == held + 1);
+    CHECK(pm_malloc(HOME_SIZE) == home_objs[n_home - 1]);
+    pm_free(home_objs[n_home - 1]);
+    pm_free(mine);
+    return 0;
+}
+
+static void sends_home(void)
+{
+    unsigned bin = pm_bin_of_small(HOME_SIZE), batch = pm_bins[bin].batch;
+    /* A batch and one to free at first (a thread keeping them would hand
+     * none to the shared levels: its list and spare take them), and one
+     * for later. */
+    n_home = (size_t)batch + 2;
+    home_objs = pm_malloc(n_home * sizeof *home_objs);
+    CHECK(home_objs);
+    for (size_t i = 0; i < n_home; i++) {
+        CHECK((home_objs[i] = pm_malloc(HOME_SIZE)));
+        CHECK(pm_chunk_lane((uintptr_t)home_objs[i]) == (unsigned)cpu[0] % PM_CARVE_LANES);
+    }
+    pthread_t t;
+    CHECK(pthread_create(&t, 0, free_away, 0) == 0);
+    CHECK(pthread_join(t, 0) == 0);
+    /* No object of the bin is live: each is in a folio, the shared levels
+     * or main's cache. */
+    size_t carved, nfree;
+    pm_folio_census(bin, &carved, &nfree);
+    CHECK(carved == nfree + pm_cache_count(bin) + pm_tc_count(bin));
+    pm_free(home_objs);
+}
+
 int main(void)
 {
+    /* The main thread runs on the first CPU, so that what it carves is of
+     * that CPU's lane and what it frees stays with it (sends_home).  The
+     * caches take a slot for each CPU allowed at their first use, which
+     * comes first. */
+    two_cpus(cpu);
+    pm_free(pm_malloc(1));
+    pin(cpu[0]);
+    sends_home();
     unsigned bin = pm_bin_of_small(48);
     size_t batch = pm_bins[bin].batch;
     void **objs = pm_malloc(5 * batch * sizeof(void *));

@@ -61,6 +61,18 @@ static inline void pin(int cpu)
     CPU_SET(cpu, &set);
     CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
 }
+
+/* The first two CPUs this process may run on (the test needs two). */
+static inline void two_cpus(int cpu[2])
+{
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
+    int n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[n++] = c;
+    CHECK(n == 2);
+}
 #endif
 
 #endif
