@@ -110,7 +110,7 @@ static void *free_on(void *cpu)
 static size_t alloc_size = STEAL_SIZE, cached_by_alloc_on;
 
 /* The first two CPUs the process may run on. */
-static int cpu[2];
+static int cpu_pair[2];
 
 static void *alloc_on(void *cpu)
 {
@@ -135,11 +135,11 @@ static void steals_across_cpus(void)
 {
     unsigned bin = pm_bin_of_small(STEAL_SIZE);
     pm_cache_drain();
-    run_on(free_on, cpu[0]);
+    run_on(free_on, cpu_pair[0]);
     size_t cached = pm_cache_count(bin), carved, carved_after, nfree;
     CHECK(cached >= pm_bins[bin].batch);
     pm_folio_census(bin, &carved, &nfree);
-    run_on(alloc_on, cpu[1]);
+    run_on(alloc_on, cpu_pair[1]);
     pm_folio_census(bin, &carved_after, &nfree);
     CHECK(carved_after == carved);
     CHECK(cached_by_alloc_on == cached - pm_bins[bin].batch);
@@ -158,12 +158,12 @@ static void take_after_steal(size_t batches, size_t *held, size_t *held_after, s
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
     pm_cache_drain();
     free_batches = batches;
-    free_on((void *)(intptr_t)cpu[0]);
+    free_on((void *)(intptr_t)cpu_pair[0]);
     free_batches = STEAL_BATCHES;
     size_t n = batches * batch, carved, carved_after, nfree, nfree_after;
     void **objs = pm_malloc(n * sizeof *objs);
     CHECK(objs);
-    run_on(alloc_on, cpu[1]);
+    run_on(alloc_on, cpu_pair[1]);
     size_t want = pm_tc_count(bin) + batch;
     *held = pm_cache_count(bin);
     CHECK(*held >= batch && want <= n);
@@ -231,11 +231,11 @@ static void left_for_next_thread(void)
 {
     unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
     pm_cache_drain();
-    run_on(leave_on, cpu[0]);
+    run_on(leave_on, cpu_pair[0]);
     size_t carved, carved_after, nfree;
     CHECK(pm_cache_count(bin) == held_by_leave_on);
     pm_folio_census(bin, &carved, &nfree);
-    run_on(alloc_on, cpu[0]);
+    run_on(alloc_on, cpu_pair[0]);
     pm_folio_census(bin, &carved_after, &nfree);
     CHECK(carved_after == carved);
     CHECK(cached_by_alloc_on == held_by_leave_on - batch);
@@ -265,11 +265,11 @@ static void loose_objects_join(void)
     CHECK(2 * each >= batch && each < batch);
     pm_cache_drain();
     for (keeper = 0; keeper < 2; keeper++)
-        run_on(keep_few_on, cpu[0]);
+        run_on(keep_few_on, cpu_pair[0]);
     CHECK(pm_cache_count(bin) == 2 * each);
     pm_folio_census(bin, &carved, &nfree);
     alloc_size = LOOSE_SIZE;
-    run_on(alloc_on, cpu[0]);
+    run_on(alloc_on, cpu_pair[0]);
     alloc_size = STEAL_SIZE;
     pm_folio_census(bin, &carved_after, &nfree);
     CHECK(carved_after == carved);
@@ -287,10 +287,10 @@ int main(void)
      * caches take a slot for each CPU allowed at their first use, which
      * comes first. */
     cpu_set_t all;
-    two_cpus(cpu);
+    two_cpus(cpu_pair);
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
     pm_free(pm_malloc(1));
-    pin(cpu[0]);
+    pin(cpu_pair[0]);
     many_bins();
     steals_across_cpus();
     no_taking_back();
