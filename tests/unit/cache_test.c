@@ -149,13 +149,11 @@ static void steals_across_cpus(void)
  * the second CPU steals them, and the main thread then allocates a batch
  * more than its own cache holds.  Gives the shared levels' count before
  * and after that allocation, and the objects it took from the folios.
- * The main thread works on the first CPU, so that nothing of it is left
- * there at a thread exit. */
+ * The main thread works on the first CPU (main pins it there), so that
+ * nothing of it is left there at a thread exit. */
 static void take_after_steal(size_t batches, size_t *held, size_t *held_after, size_t *from_folios)
 {
     unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
-    cpu_set_t all;
-    CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
     pm_cache_drain();
     free_batches = batches;
     free_on((void *)(intptr_t)cpu_pair[0]);
@@ -176,7 +174,6 @@ static void take_after_steal(size_t batches, size_t *held, size_t *held_after, s
     for (size_t i = 0; i < want; i++)
         pm_free(objs[i]);
     pm_free(objs);
-    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
 }
 
 /* A CPU does not at once take back a whole list another CPU took from it:
