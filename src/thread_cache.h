@@ -75,6 +75,13 @@ static inline void *pm_tc_mark(void)
     return (void *)(uintptr_t)PM_TC_MARK;
 }
 
+/* Links free object p in front of next and marks it free. */
+static inline void pm_tc_link(void *p, void *next)
+{
+    ((void **)p)[0] = next;
+    ((void **)p)[1] = pm_tc_mark();
+}
+
 /* Whether the object may carry the mark: the top byte of its second word. */
 static inline int pm_tc_marked(const void *p)
 {
@@ -103,10 +110,8 @@ static inline void *pm_tc_pop(unsigned bin)
 static inline void pm_tc_push(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
-    void **w = p;
     if (pm_likely((t->room & t->settled) && !pm_tc_marked(p))) {
-        w[0] = t->head;
-        w[1] = pm_tc_mark();
+        pm_tc_link(p, t->head);
         t->head = p;
         t->room--;
         return;
