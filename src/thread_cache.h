@@ -91,14 +91,18 @@ static inline int pm_tc_marked(const void *p)
 /* The next object's line is fetched now: where objects come back cold
  * (freed by another thread, long ago), the next malloc of the bin would
  * otherwise wait for it to read the link (superserver/t2: 5.0 -> 6.0 M
- * mallocs/s, jemalloc 6.1; one instruction). */
+ * mallocs/s, jemalloc 6.1).  The last object's link is NULL, and a
+ * prefetch of page 0 walks the page tables every time: a thread whose list
+ * held one object (a large bin's always does) paid it on every malloc
+ * (microbench/4096, whose refill got a folio's last object: 6.6 -> 5.2 ns a
+ * pair).  Prefetching p instead costs a compare and a move. */
 static inline void *pm_tc_pop(unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
     void *p = t->head;
     if (pm_likely(p)) {
         void *next = *(void **)p;
-        __builtin_prefetch(next);
+        __builtin_prefetch(next ? next : p);
         t->head = next;
         ((void **)p)[1] = 0;
         t->room++;
