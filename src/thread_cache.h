@@ -132,16 +132,16 @@ static inline int pm_tc_holds(const void *p, unsigned bin)
     return pm_unlikely(((void *const *)p)[1] == pm_tc_mark()) && pm_tc_holds_walk(p, bin);
 }
 
-/* A per-thread pseudo-random number (xorshift), for large-object offsets. */
-static inline uint64_t pm_tc_random(void)
+/* A per-thread sequence for large-object offsets: a Weyl sequence (n times
+ * the golden ratio, from a random start), whose top bits spread evenly
+ * over their range.  Each large malloc waits on it: one add, where
+ * xorshift's six shifts and xors were a chain of their own. */
+static inline uint64_t pm_tc_spread(void)
 {
     uint64_t x = pm_tc.rng;
     if (pm_unlikely(!x))
-        x = pm_os_random_seed() | 1;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    pm_tc.rng = x;
+        x = pm_os_random_seed();
+    pm_tc.rng = x += 0x9e3779b97f4a7c15ull;
     return x;
 }
 
