@@ -27,6 +27,8 @@ int main(void)
         CHECK(pm_malloc_usable_size(p) >= size);
         memset(p, i, size);
         CHECK(pm_large_slot(p + 8, bin) == 0);
+        /* A later page of the slot is no slot's start. */
+        CHECK(pm_large_slot(slot + PM_PAGE, bin) == 0);
         objs[i] = p;
     }
     /* Offsets are spread, not fixed. */
