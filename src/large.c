@@ -2,8 +2,6 @@
 #include "sizeclass.h"
 #include "thread_cache.h"
 
-_Static_assert(PM_PAGE / PM_LINE == 1 << (64 - 58), "an offset is a line of the first page");
-
 static unsigned bin_for(size_t bytes)
 {
     return pm_large_bin_by_pages[(bytes + PM_PAGE - 1) >> PM_PAGE_SHIFT];
@@ -11,7 +9,8 @@ static unsigned bin_for(size_t bytes)
 
 void *pm_large_alloc(size_t size)
 {
-    size_t offset = (size_t)(pm_tc_spread() >> 58) * PM_LINE;
+    /* The sequence's top bits pick a line of the first page. */
+    size_t offset = (size_t)((pm_tc_spread() >> 32) * (PM_PAGE / PM_LINE) >> 32) * PM_LINE;
     if (offset > PM_LARGE_MAX - size)
         offset = (PM_LARGE_MAX - size) & ~(size_t)(PM_LINE - 1);
     char *slot = pm_tc_pop(bin_for(size + offset));

@@ -46,7 +46,7 @@ struct pm_homeward {
 struct pm_thread_cache {
     struct pm_tbin bins[PM_NBINS];
     void *spare[PM_NBINS]; /* a full batch, or NULL */
-    uint64_t rng;
+    uint64_t spread; /* pm_tc_spread */
     uint32_t state;
     uint32_t frees;     /* frees while new */
     uint64_t allocates; /* bit b: the thread took a list of bin b */
@@ -138,10 +138,10 @@ static inline int pm_tc_holds(const void *p, unsigned bin)
  * xorshift's six shifts and xors were a chain of their own. */
 static inline uint64_t pm_tc_spread(void)
 {
-    uint64_t x = pm_tc.rng;
+    uint64_t x = pm_tc.spread;
     if (pm_unlikely(!x))
         x = pm_os_random_seed();
-    pm_tc.rng = x += 0x9e3779b97f4a7c15ull;
+    pm_tc.spread = x += 0x9e3779b97f4a7c15ull;
     return x;
 }
 
