@@ -87,7 +87,11 @@ static struct cpu_bin *cpu_bin_at(unsigned bin, int lane)
     if (pm_unlikely(!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) && !init())
         return 0;
     unsigned cpu = lane == PM_CACHE_HERE ? pm_os_cpu() : (unsigned)lane;
-    struct cpu_bin *c = &cpus[(size_t)(cpu % nslots) * PM_NBINS + bin];
+    /* A CPU outside the mask seen at init wraps; the others skip the
+     * division every get and put would pay. */
+    if (pm_unlikely(cpu >= nslots))
+        cpu %= nslots;
+    struct cpu_bin *c = &cpus[(size_t)cpu * PM_NBINS + bin];
     __builtin_prefetch(&c->cur, 1);
     return c;
 }
