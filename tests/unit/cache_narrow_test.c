@@ -2,7 +2,6 @@
  * their first use.  A thread that later runs on a CPU beyond those shares
  * a slot: what it puts stays inside the caches, counted and got back. */
 #define _GNU_SOURCE
-#include <sched.h>
 #include "cache.h"
 #include "folio.h"
 #include "primalloc.h"
@@ -12,13 +11,10 @@
 int main(void)
 {
     int cpu[2];
-    cpu_set_t all;
     two_cpus(cpu);
-    CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
     /* One slot per CPU up to the first: the second is beyond them. */
     pin(cpu[0]);
     pm_free(pm_malloc(1));
-    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
     pin(cpu[1]);
 
     unsigned bin = pm_bin_of_small(64), want = pm_bins[bin].batch, got;
