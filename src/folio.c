@@ -119,7 +119,7 @@ static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
 
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
 {
-    unsigned lane = pm_os_cpu() % PM_CARVE_LANES;
+    unsigned lane = pm_folio_lane();
     struct pm_chunk_header **wild = &s->wild[lane], *c = *wild;
     if (!c || c->carved == b->folios_per_chunk) {
         c = pm_chunk_alloc(bin, lane);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "footprint.h"
+#include "os.h"
 
 /* Fresh folios for CPU c are carved from a chunk of lane c % PM_CARVE_LANES
  * of the bin, one after another, so that objects first handed to different
@@ -26,6 +27,13 @@
  * (docs/DESIGN.md).  A lane costs its chunk's header pages, no more: freed
  * folios are reused whatever lane they came from. */
 #define PM_CARVE_LANES 16
+
+/* The carving lane of the CPU the caller runs on: what a chunk carved now
+ * records (pm_chunk_lane), and what a new thread's frees compare it with. */
+static inline unsigned pm_folio_lane(void)
+{
+    return pm_os_cpu() % PM_CARVE_LANES;
+}
 
 /* Up to `want` objects of bin as a list; *got says how many (fewer only
  * when memory ran out).  NULL when none could be had. */

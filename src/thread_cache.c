@@ -109,7 +109,7 @@ void *pm_tc_refill(unsigned bin)
 static int new_thread_free(void *p, unsigned bin)
 {
     unsigned lane = pm_chunk_lane((uintptr_t)p);
-    int away = (pm_tc.allocates >> bin & 1) && lane != pm_os_cpu() % PM_CARVE_LANES;
+    int away = (pm_tc.allocates >> bin & 1) && lane != pm_folio_lane();
     if (away) {
         struct pm_homeward *h = &pm_tc.homeward[bin];
         if (h->lane != lane)
