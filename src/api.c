@@ -45,7 +45,7 @@ static inline void dealloc(void *p, size_t size, const char *call)
     unsigned bin = pm_bin_of_addr(a);
     if (pm_likely(bin < PM_NBINS)) {
         const struct pm_bin *b = &pm_bins[bin];
-        uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
+        uint32_t rel = (uint32_t)((a - PM_DATA_START) & (PM_CHUNK - 1));
         if (pm_likely(pm_is_object(b, rel) && size <= b->size)) {
             pm_tc_push(p, bin);
             return;

@@ -9,6 +9,17 @@ __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")))
 
 enum { TC_NEW, TC_LIVE, TC_DEAD };
 
+/* How many more objects t's list takes. */
+static unsigned room_of(const struct pm_tbin *t)
+{
+    return (unsigned)(t->room - pm_tc.bias);
+}
+
+static void set_room(struct pm_tbin *t, unsigned room)
+{
+    t->room = (int32_t)room + pm_tc.bias;
+}
+
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -27,12 +38,12 @@ static void tc_release(void)
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         struct pm_tbin *t = &pm_tc.bins[bin];
         if (t->head)
-            pm_cache_leave(bin, t->head, pm_bins[bin].batch - t->room, PM_CACHE_HERE);
+            pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_CACHE_HERE);
         t->head = 0;
-        t->room = 0;
-        if (pm_tc.spare[bin])
-            pm_cache_leave(bin, pm_tc.spare[bin], pm_bins[bin].batch, PM_CACHE_HERE);
-        pm_tc.spare[bin] = 0;
+        set_room(t, 0);
+        if (t->spare)
+            pm_cache_leave(bin, t->spare, pm_bins[bin].batch, PM_CACHE_HERE);
+        t->spare = 0;
         send_homeward(bin);
     }
 }
@@ -57,6 +68,9 @@ static void make_exit_key(void)
 static void tc_start(void)
 {
     pm_tc.state = TC_LIVE;
+    pm_tc.bias = PM_TC_NEW_BIAS;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        set_room(&pm_tc.bins[bin], 0);
     pthread_once(&exit_key_once, make_exit_key);
     pthread_setspecific(exit_key, &pm_tc);
 }
@@ -75,18 +89,18 @@ void *pm_tc_refill(unsigned bin)
         }
         tc_start();
     }
-    void *list = pm_tc.spare[bin];
+    struct pm_tbin *t = &pm_tc.bins[bin];
+    void *list = t->spare;
     if (list)
-        pm_tc.spare[bin] = 0;
+        t->spare = 0;
     else
         list = pm_cache_get(bin);
     if (!list && !(list = pm_folio_alloc(bin, n, &n))) {
         errno = ENOMEM;
         return 0;
     }
-    struct pm_tbin *t = &pm_tc.bins[bin];
     t->head = *(void **)list;
-    t->room = pm_bins[bin].batch - n + 1;
+    set_room(t, pm_bins[bin].batch - n + 1);
     pm_tc.allocates |= 1ull << bin;
     ((void **)list)[1] = 0;
     return list;
@@ -123,17 +137,20 @@ static int new_thread_free(void *p, unsigned bin)
             pm_cache_put(bin, p, (int)lane);
         }
     }
-    if (++pm_tc.frees == PM_TC_NEW_FREES)
+    if (++pm_tc.frees == PM_TC_NEW_FREES) {
         for (unsigned b = 0; b < PM_NBINS; b++) {
             send_homeward(b);
-            pm_tc.bins[b].settled = ~0u;
+            pm_tc.bins[b].room -= pm_tc.bias;
         }
+        pm_tc.bias = 0;
+    }
     return away;
 }
 
 void pm_tc_overflow(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
+    t->room++;
     if (pm_tc_holds(p, bin))
         pm_fatal("free", p, "double free");
     if (pm_tc.state != TC_LIVE) {
@@ -144,9 +161,9 @@ void pm_tc_overflow(void *p, unsigned bin)
         }
         tc_start();
     }
-    if (!t->settled && new_thread_free(p, bin))
+    if (pm_tc.bias && new_thread_free(p, bin))
         return;
-    if (!t->head && !t->room) {
+    if (!t->head && !room_of(t)) {
         /* This thread has not allocated from bin yet, so another thread
          * did: at the head of this thread's list p would be the next
          * object it gets, in a line with that thread's objects (passive
@@ -155,19 +172,19 @@ void pm_tc_overflow(void *p, unsigned bin)
          * threads leave instead. */
         pm_tc_link(p, 0);
         pm_cache_leave(bin, p, 1, PM_CACHE_HERE);
-        t->room = pm_bins[bin].batch;
+        set_room(t, pm_bins[bin].batch);
         return;
     }
     /* A full list becomes the spare, and the old spare goes to the CPU
      * level.  A list with room got here because the thread is new, or
      * because p carried the mark's top byte without being held (the
      * program stored it there). */
-    if (!t->room) {
-        if (pm_tc.spare[bin])
-            pm_cache_put(bin, pm_tc.spare[bin], PM_CACHE_HERE);
-        pm_tc.spare[bin] = t->head;
+    if (!room_of(t)) {
+        if (t->spare)
+            pm_cache_put(bin, t->spare, PM_CACHE_HERE);
+        t->spare = t->head;
         t->head = 0;
-        t->room = pm_bins[bin].batch;
+        set_room(t, pm_bins[bin].batch);
     }
     pm_tc_link(p, t->head);
     t->head = p;
@@ -192,7 +209,7 @@ int pm_tc_holds_walk(const void *p, unsigned bin)
         return 0;
     unsigned batch = pm_bins[bin].batch;
     const struct pm_homeward *h = &pm_tc.homeward[bin];
-    return list_has(t->head, p, batch - t->room) || list_has(pm_tc.spare[bin], p, batch) ||
+    return list_has(t->head, p, batch - room_of(t)) || list_has(t->spare, p, batch) ||
            list_has(h->head, p, h->n);
 }
 
@@ -206,6 +223,6 @@ size_t pm_tc_count(unsigned bin)
     const struct pm_tbin *t = &pm_tc.bins[bin];
     if (pm_tc.state != TC_LIVE)
         return 0;
-    return (t->head ? pm_bins[bin].batch - t->room : 0) + (pm_tc.spare[bin] ? pm_bins[bin].batch : 0) +
+    return (t->head ? pm_bins[bin].batch - room_of(t) : 0) + (t->spare ? pm_bins[bin].batch : 0) +
            pm_tc.homeward[bin].n;
 }

@@ -21,15 +21,16 @@
 #include "sizeclass.h"
 
 struct pm_tbin {
-    void *head;    /* free objects linked through their first word */
-    uint32_t room; /* how many more objects the list takes; 0 with an
-                      empty list until the thread first allocates or frees
-                      in this bin (again after a flush), so that this
-                      takes the slow path */
-    uint32_t settled; /* 0 for the thread's first PM_TC_NEW_FREES frees,
-                         then all ones: free's fast path tests room masked
-                         with it (a word beside room costs no instruction) */
+    void *head; /* free objects linked through their first word */
+    int32_t room; /* how many more objects the list takes, plus pm_tc.bias;
+                     none with an empty list until the thread first
+                     allocates or frees in this bin (again after a flush),
+                     so that this takes the slow path */
+    void *spare;  /* a full batch, or NULL */
+    uint64_t unused; /* to 32 bytes, a struct pm_bin's size: free scales the
+                        bin once for both arrays */
 };
+_Static_assert(sizeof(struct pm_tbin) == sizeof(struct pm_bin), "free scales the bin once");
 
 /* Objects of a bin a new thread sends to the CPU of one carving lane. */
 struct pm_homeward {
@@ -42,13 +43,18 @@ struct pm_homeward {
  * (larson's 1000 objects): 2048 and 32768 ran larson/t2 at 95 M mallocs/s
  * where 8192 ran at 100 (medians of 11 alternating runs). */
 #define PM_TC_NEW_FREES 8192
+#define PM_TC_NEW_BIAS (-(1 << 30))
 
 struct pm_thread_cache {
     struct pm_tbin bins[PM_NBINS];
-    void *spare[PM_NBINS]; /* a full batch, or NULL */
     uint64_t spread; /* pm_tc_spread */
     uint32_t state;
     uint32_t frees;     /* frees while new */
+    int32_t bias;       /* PM_TC_NEW_BIAS for the thread's first
+                           PM_TC_NEW_FREES frees, then 0: added to every
+                           room, it keeps them all below 1, so that free's
+                           fast path, which tests room alone, sends the new
+                           thread's frees the slow way */
     uint64_t allocates; /* bit b: the thread took a list of bin b */
     struct pm_homeward homeward[PM_NBINS];
 };
@@ -59,6 +65,7 @@ extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-e
 #pragma GCC visibility pop
 
 void *pm_tc_refill(unsigned bin);
+/* Frees p where the fast path could not, with bin's room decremented. */
 void pm_tc_overflow(void *p, unsigned bin);
 
 /* The mark a free object carries in its second word: a value no program
@@ -111,13 +118,15 @@ static inline void *pm_tc_pop(unsigned bin)
     return pm_tc_refill(bin);
 }
 
+/* The room is decremented before anything is tested, and its sign taken
+ * from the decrement: two instructions fewer than a test of it beside the
+ * mark's.  pm_tc_overflow puts it back. */
 static inline void pm_tc_push(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
-    if (pm_likely((t->room & t->settled) && !pm_tc_marked(p))) {
+    if (pm_likely(--t->room >= 0 && !pm_tc_marked(p))) {
         pm_tc_link(p, t->head);
         t->head = p;
-        t->room--;
         return;
     }
     pm_tc_overflow(p, bin);
