@@ -34,7 +34,7 @@ PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
     return alloc_big(size);
 }
 
-static __attribute__((noinline)) void free_large(void *p, unsigned bin, size_t size, const char *call);
+static __attribute__((noinline)) void free_large(void *p, size_t size, const char *call);
 
 /* The fast free: p must be an object's start in a bin's chunk and, when
  * the caller states a size, no bigger than the object.  A large object
@@ -51,7 +51,7 @@ static inline void dealloc(void *p, size_t size, const char *call)
             return;
         }
         if (b->kind == PM_LARGE) {
-            free_large(p, bin, size, call);
+            free_large(p, size, call);
             return;
         }
     }
@@ -135,10 +135,11 @@ static void release(void *p, const struct where *w)
 /* A large object at its offset: back to its slot, noting the pointer for
  * a double free found later.  A slot with the free mark goes the slow way,
  * which tells a double free from a mark the program stored. */
-static void free_large(void *p, unsigned bin, size_t size, const char *call)
+static void free_large(void *p, size_t size, const char *call)
 {
+    unsigned bin = pm_bin_of_addr((uintptr_t)p);
     char *slot = pm_large_slot(p, bin);
-    if (!slot || ((void **)slot)[1] == pm_tc_mark() ||
+    if (!slot || pm_tc_carries_mark(slot) ||
         size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
         free_slow(p, size, call);
         return;

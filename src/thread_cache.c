@@ -147,8 +147,9 @@ static int new_thread_free(void *p, unsigned bin)
     return away;
 }
 
-void pm_tc_overflow(void *p, unsigned bin)
+void pm_tc_overflow(void *p)
 {
+    unsigned bin = pm_bin_of_addr((uintptr_t)p);
     struct pm_tbin *t = &pm_tc.bins[bin];
     t->room++;
     if (pm_tc_holds(p, bin))

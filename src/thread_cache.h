@@ -10,8 +10,8 @@
  * another CPU's lane (thread_cache.c says why).  A thread's objects return
  * to the shared levels when it exits.  A free of an object this thread
  * holds free aborts as a double free: a freed object's second word holds
- * a mark, cleared when the object is handed out, so the fast path
- * compares the mark's top byte and only a match costs a search. */
+ * a mark in its upper half, cleared when the object is handed out, so the
+ * fast path compares the mark's top byte and only a match costs a search. */
 #ifndef PM_THREAD_CACHE_H
 #define PM_THREAD_CACHE_H
 
@@ -65,34 +65,42 @@ extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-e
 #pragma GCC visibility pop
 
 void *pm_tc_refill(unsigned bin);
-/* Frees p where the fast path could not, with bin's room decremented. */
-void pm_tc_overflow(void *p, unsigned bin);
+/* Frees p where pm_tc_push's fast path could not, with the room of p's bin
+ * decremented.  It finds the bin again from p (an object in a chunk of its
+ * bin), so that free's fast path need not keep the bin for the call: one
+ * instruction fewer. */
+void pm_tc_overflow(void *p);
 
-/* The mark a free object carries in its second word: a value no program
- * has reason to store, whose top byte no user address, small integer,
- * double of everyday size or UTF-8 text has.  Free reads that byte alone:
- * one byte always forwards from the store that last wrote it, where a
- * whole word read after the program wrote part of it waits for that store
- * (microbench/16, which writes the object's last byte: 0.27 -> 0.19-0.21 s,
- * jemalloc 0.23). */
-#define PM_TC_MARK 0xf7e1a5c3b2d49687ull
+/* The mark a free object carries in the upper half of its second word: a
+ * value no program has reason to store, whose top byte no user address,
+ * small integer, double of everyday size or UTF-8 text has.  Half a word
+ * is one store of an immediate where a whole one took two instructions.
+ * Free reads the top byte alone: one byte always forwards from the store
+ * that last wrote it, where a whole word read after the program wrote part
+ * of it waits for that store (microbench/16, which writes the object's
+ * last byte: 0.27 -> 0.19-0.21 s, jemalloc 0.23). */
+#define PM_TC_MARK 0xf7e1a5c3u
 
-static inline void *pm_tc_mark(void)
-{
-    return (void *)(uintptr_t)PM_TC_MARK;
-}
+typedef uint32_t pm_tc_half __attribute__((may_alias));
+#define PM_TC_MARK_HALF (2 * sizeof(void *) / sizeof(pm_tc_half) - 1)
 
 /* Links free object p in front of next and marks it free. */
 static inline void pm_tc_link(void *p, void *next)
 {
     ((void **)p)[0] = next;
-    ((void **)p)[1] = pm_tc_mark();
+    ((pm_tc_half *)p)[PM_TC_MARK_HALF] = PM_TC_MARK;
+}
+
+/* Whether the object carries the mark. */
+static inline int pm_tc_carries_mark(const void *p)
+{
+    return ((const pm_tc_half *)p)[PM_TC_MARK_HALF] == PM_TC_MARK;
 }
 
 /* Whether the object may carry the mark: the top byte of its second word. */
 static inline int pm_tc_marked(const void *p)
 {
-    return ((const unsigned char *)p)[2 * sizeof(void *) - 1] == PM_TC_MARK >> 56;
+    return ((const unsigned char *)p)[2 * sizeof(void *) - 1] == PM_TC_MARK >> 24;
 }
 
 /* The next object's line is fetched now: where objects come back cold
@@ -129,7 +137,7 @@ static inline void pm_tc_push(void *p, unsigned bin)
         t->head = p;
         return;
     }
-    pm_tc_overflow(p, bin);
+    pm_tc_overflow(p);
 }
 
 int pm_tc_holds_walk(const void *p, unsigned bin);
@@ -138,7 +146,7 @@ int pm_tc_holds_walk(const void *p, unsigned bin);
  * that carries the mark costs a call and a walk. */
 static inline int pm_tc_holds(const void *p, unsigned bin)
 {
-    return pm_unlikely(((void *const *)p)[1] == pm_tc_mark()) && pm_tc_holds_walk(p, bin);
+    return pm_unlikely(pm_tc_carries_mark(p)) && pm_tc_holds_walk(p, bin);
 }
 
 /* A per-thread sequence for large-object offsets: a Weyl sequence (n times

@@ -213,8 +213,8 @@ int main(void)
 
     CHECK(pthread_create(&t, 0, free_foreign, pm_malloc(16)) == 0);
     CHECK(pthread_join(t, 0) == 0);
-    stored_value(pm_tc_mark());
-    stored_value((void *)((uintptr_t)pm_tc_mark() ^ 1));
+    stored_value((void *)((uintptr_t)PM_TC_MARK << 32));
+    stored_value((void *)((uintptr_t)(PM_TC_MARK ^ 1) << 32));
 
     void *p = pm_malloc(100);
     check_fatal(double_free, p, "free(0x");
