@@ -83,6 +83,8 @@ void pm_tc_overflow(void *p);
 
 typedef uint32_t pm_tc_half __attribute__((may_alias));
 #define PM_TC_MARK_HALF (2 * sizeof(void *) / sizeof(pm_tc_half) - 1)
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the mark's half and its top byte are the second word's last bytes");
 
 /* Links free object p in front of next and marks it free. */
 static inline void pm_tc_link(void *p, void *next)
