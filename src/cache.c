@@ -43,7 +43,8 @@ _Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
 #define GLOBAL_MAX 128
 
 /* owner[i]: the CPU slot that handed chains[i] down.  moves: lists taken
- * from another CPU, by a steal or from here. */
+ * from another CPU, by a steal or from here.  n is changed under the lock
+ * but read without it too (pm_cache_get). */
 struct global_bin {
     pm_lock lock;
     unsigned n;
@@ -282,9 +283,10 @@ static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
         note_take(bin, c, g->owner[k]);
     }
     struct chain ch = g->chains[k];
-    g->n--;
-    g->chains[k] = g->chains[g->n];
-    g->owner[k] = g->owner[g->n];
+    unsigned last = g->n - 1;
+    g->chains[k] = g->chains[last];
+    g->owner[k] = g->owner[last];
+    __atomic_store_n(&g->n, last, __ATOMIC_RELAXED);
     return ch;
 }
 
@@ -296,8 +298,11 @@ void *pm_cache_get(unsigned bin)
     pm_lock_take(&c->lock);
     void *batch = cpu_pop(c, bin);
     int declined = 0;
-    if (!batch) {
-        struct global_bin *g = &globals[bin];
+    struct global_bin *g = &globals[bin];
+    /* An empty global level is seen without its lock: both CPUs took it
+     * to find nothing before every steal (xmalloc/t2 pinned: 17.5 -> 18.1
+     * M mallocs/s, tcmalloc 19.5). */
+    if (!batch && __atomic_load_n(&g->n, __ATOMIC_RELAXED)) {
         pm_lock_take(&g->lock);
         if (g->n)
             c->cur = global_take(bin, c, &declined);
@@ -347,7 +352,8 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
     int took = g->n < global_cap;
     if (took) {
         g->chains[g->n] = ch;
-        g->owner[g->n++] = from;
+        g->owner[g->n] = from;
+        __atomic_store_n(&g->n, g->n + 1, __ATOMIC_RELAXED);
     }
     pm_lock_drop(&g->lock);
     if (!took)
@@ -482,7 +488,11 @@ void pm_cache_drain(void)
         struct global_bin *g = &globals[bin];
         for (;;) {
             pm_lock_take(&g->lock);
-            struct chain ch = g->n ? g->chains[--g->n] : (struct chain){0, 0};
+            struct chain ch = {0, 0};
+            if (g->n) {
+                ch = g->chains[g->n - 1];
+                __atomic_store_n(&g->n, g->n - 1, __ATOMIC_RELAXED);
+            }
             pm_lock_drop(&g->lock);
             __atomic_fetch_sub(&global_held, bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
             if (!ch.first)
