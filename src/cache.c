@@ -258,6 +258,18 @@ static struct chain steal(unsigned bin, struct cpu_bin *mine, int *declined)
     return (struct chain){0, 0};
 }
 
+/* Takes chains[k] out of g, whose lock is held; the last list fills its
+ * place. */
+static struct chain global_remove(struct global_bin *g, unsigned k)
+{
+    struct chain ch = g->chains[k];
+    unsigned last = g->n - 1;
+    g->chains[k] = g->chains[last];
+    g->owner[k] = g->owner[last];
+    __atomic_store_n(&g->n, last, __ATOMIC_RELAXED);
+    return ch;
+}
+
 /* The newest list this CPU handed down, else the newest of any.  A
  * CPU's own lists hold objects its threads last touched, in chunks it
  * carved (folio.c); another CPU's cost a cache miss an object.  Two
@@ -282,12 +294,7 @@ static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
         }
         note_take(bin, c, g->owner[k]);
     }
-    struct chain ch = g->chains[k];
-    unsigned last = g->n - 1;
-    g->chains[k] = g->chains[last];
-    g->owner[k] = g->owner[last];
-    __atomic_store_n(&g->n, last, __ATOMIC_RELAXED);
-    return ch;
+    return global_remove(g, k);
 }
 
 void *pm_cache_get(unsigned bin)
@@ -488,11 +495,7 @@ void pm_cache_drain(void)
         struct global_bin *g = &globals[bin];
         for (;;) {
             pm_lock_take(&g->lock);
-            struct chain ch = {0, 0};
-            if (g->n) {
-                ch = g->chains[g->n - 1];
-                __atomic_store_n(&g->n, g->n - 1, __ATOMIC_RELAXED);
-            }
+            struct chain ch = g->n ? global_remove(g, g->n - 1) : (struct chain){0, 0};
             pm_lock_drop(&g->lock);
             __atomic_fetch_sub(&global_held, bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
             if (!ch.first)
