@@ -37,7 +37,6 @@ struct list {
 };
 
 struct pm_bin_state {
-    pm_lock lock;
     uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial[k] has a folio */
     struct list partial[PM_MAX_FOLIO_OBJS];    /* by free count, 1 .. objects - 1 */
     struct list dirty;                         /* newest first */
@@ -47,6 +46,18 @@ struct pm_bin_state {
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
+
+/* The bins' locks lie together, one a line, not at the head of each bin's
+ * 4 KiB state: fork holds every lock, and the first write to a page after
+ * fork copies it in parent and child alike, each copy a fault and a TLB
+ * shootdown.  64 locks on 64 pages made a fork cost 6.3 ms where glibc's
+ * took 1.0. */
+static pm_line_lock bin_locks[PM_NBINS];
+
+static pm_lock *lock_of(const struct pm_bin_state *s)
+{
+    return &bin_locks[s - bins].lock;
+}
 
 
 static inline struct pm_chunk_header *chunk_of(const void *p)
@@ -171,20 +182,20 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
 {
     const struct pm_bin *b = &pm_bins[bin];
     struct pm_bin_state *s = &bins[bin];
-    pm_lock_take(&s->lock);
+    pm_lock_take(lock_of(s));
     struct pm_folio *f = s->dirty.last;
     if (!f || (!force && (int32_t)(before - f->empty_since) < 0)) {
-        pm_lock_drop(&s->lock);
+        pm_lock_drop(lock_of(s));
         return 0;
     }
     dirty_unlink(s, f);
     pm_fp_dirty(-(long)b->folio_bytes);
-    pm_lock_drop(&s->lock);
+    pm_lock_drop(lock_of(s));
     /* TAKEN: on no list, so no one touches it while its pages go back. */
     pm_os_uncommit(folio_data(b, f), b->folio_bytes);
-    pm_lock_take(&s->lock);
+    pm_lock_take(lock_of(s));
     push(&s->clean, f, CLEAN);
-    pm_lock_drop(&s->lock);
+    pm_lock_drop(lock_of(s));
     return 1;
 }
 
@@ -215,7 +226,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     struct claim claims[MAX_CLAIMS];
     unsigned nclaims = 0, need = want;
     int grew = 0;
-    pm_lock_take(&s->lock);
+    __builtin_prefetch(s, 1);
+    pm_lock_take(lock_of(s));
     while (need && nclaims < MAX_CLAIMS) {
         struct pm_folio *f = take_folio(s, b, bin, &grew);
         if (!f)
@@ -243,7 +255,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
         if (f->nfree)
             partial_push(s, f);
     }
-    pm_lock_drop(&s->lock);
+    pm_lock_drop(lock_of(s));
     if (grew)
         pm_fp_settle();
 
@@ -322,7 +334,8 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             group[n] = locate_free(b, head, call);
             __builtin_prefetch(group[n++].f, 1);
         }
-        pm_lock_take(&s->lock);
+        __builtin_prefetch(s, 1);
+        pm_lock_take(lock_of(s));
         struct pm_folio *run = 0;
         unsigned in_run = 0;
         for (unsigned i = 0; i < n; i++) {
@@ -336,7 +349,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             in_run++;
         }
         settle_freed(s, b, run, in_run, now);
-        pm_lock_drop(&s->lock);
+        pm_lock_drop(lock_of(s));
     }
     pm_fp_settle();
 }
@@ -345,7 +358,7 @@ void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
 {
     struct pm_bin_state *s = &bins[bin];
     size_t nfree = 0;
-    pm_lock_take(&s->lock);
+    pm_lock_take(lock_of(s));
     for (unsigned k = 1; k < PM_MAX_FOLIO_OBJS; k++)
         for (struct pm_folio *f = s->partial[k].first; f; f = f->next)
             nfree += f->nfree;
@@ -354,18 +367,18 @@ void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
     for (struct pm_folio *f = s->clean.first; f; f = f->next)
         nfree += f->nfree;
     *carved = s->carved_folios << pm_bins[bin].folio_log;
-    pm_lock_drop(&s->lock);
+    pm_lock_drop(lock_of(s));
     *free_in_folios = nfree;
 }
 
 void pm_folio_prefork(void)
 {
     for (unsigned i = 0; i < PM_NBINS; i++)
-        pm_lock_take(&bins[i].lock);
+        pm_lock_take(&bin_locks[i].lock);
 }
 
 void pm_folio_postfork(void)
 {
     for (unsigned i = 0; i < PM_NBINS; i++)
-        pm_lock_drop(&bins[i].lock);
+        pm_lock_drop(&bin_locks[i].lock);
 }

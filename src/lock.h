@@ -12,6 +12,12 @@ typedef struct {
     uint32_t state; /* 0 free, 1 held, 2 held with waiters */
 } pm_lock;
 
+/* A lock alone on its cache line, for arrays of locks kept apart from what
+ * they guard. */
+typedef struct {
+    pm_lock lock;
+} __attribute__((aligned(64))) pm_line_lock;
+
 void pm_lock_wait(pm_lock *l);
 
 /* Takes the lock if it is free; never waits. */
