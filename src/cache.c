@@ -55,6 +55,12 @@ struct global_bin {
 static struct global_bin globals[PM_NBINS];
 /* Apart from the 2.6 KiB lists they guard, for fork (folio.c says why). */
 static pm_line_lock global_locks[PM_NBINS];
+
+static pm_lock *global_lock(unsigned bin)
+{
+    return &global_locks[bin].lock;
+}
+
 static struct cpu_bin *cpus; /* [slot][bin] */
 static struct cpu_held *held; /* [slot] */
 static long global_held, global_budget;
@@ -311,10 +317,10 @@ void *pm_cache_get(unsigned bin)
      * to find nothing before every steal (xmalloc/t2 pinned: 17.5 -> 18.1
      * M mallocs/s, tcmalloc 19.5). */
     if (!batch && __atomic_load_n(&g->n, __ATOMIC_RELAXED)) {
-        pm_lock_take(&global_locks[bin].lock);
+        pm_lock_take(global_lock(bin));
         if (g->n)
             c->cur = global_take(bin, c, &declined);
-        pm_lock_drop(&global_locks[bin].lock);
+        pm_lock_drop(global_lock(bin));
         long moved = bytes_of(bin, c->cur.nbatches);
         __atomic_fetch_sub(&global_held, moved, __ATOMIC_RELAXED);
         batch = chain_pop(&c->cur);
@@ -356,14 +362,14 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
         return 0;
     }
     struct global_bin *g = &globals[bin];
-    pm_lock_take(&global_locks[bin].lock);
+    pm_lock_take(global_lock(bin));
     int took = g->n < global_cap;
     if (took) {
         g->chains[g->n] = ch;
         g->owner[g->n] = from;
         __atomic_store_n(&g->n, g->n + 1, __ATOMIC_RELAXED);
     }
-    pm_lock_drop(&global_locks[bin].lock);
+    pm_lock_drop(global_lock(bin));
     if (!took)
         __atomic_fetch_sub(&global_held, bytes, __ATOMIC_RELAXED);
     return took;
@@ -495,9 +501,9 @@ void pm_cache_drain(void)
         }
         struct global_bin *g = &globals[bin];
         for (;;) {
-            pm_lock_take(&global_locks[bin].lock);
+            pm_lock_take(global_lock(bin));
             struct chain ch = g->n ? global_remove(g, g->n - 1) : (struct chain){0, 0};
-            pm_lock_drop(&global_locks[bin].lock);
+            pm_lock_drop(global_lock(bin));
             __atomic_fetch_sub(&global_held, bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
             if (!ch.first)
                 break;
@@ -517,10 +523,10 @@ size_t pm_cache_count(unsigned bin)
         pm_lock_drop(&c->lock);
     }
     struct global_bin *g = &globals[bin];
-    pm_lock_take(&global_locks[bin].lock);
+    pm_lock_take(global_lock(bin));
     for (unsigned i = 0; i < g->n; i++)
         batches += g->chains[i].nbatches;
-    pm_lock_drop(&global_locks[bin].lock);
+    pm_lock_drop(global_lock(bin));
     return batches * pm_bins[bin].batch + loose;
 }
 
@@ -531,13 +537,13 @@ void pm_cache_prefork(void)
     for (size_t i = 0; cpus && i < (size_t)nslots * PM_NBINS; i++)
         pm_lock_take(&cpus[i].lock);
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
-        pm_lock_take(&global_locks[bin].lock);
+        pm_lock_take(global_lock(bin));
 }
 
 void pm_cache_postfork(void)
 {
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
-        pm_lock_drop(&global_locks[bin].lock);
+        pm_lock_drop(global_lock(bin));
     for (size_t i = 0; cpus && i < (size_t)nslots * PM_NBINS; i++)
         pm_lock_drop(&cpus[i].lock);
     pm_lock_drop(&init_lock);

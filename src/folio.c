@@ -54,9 +54,9 @@ static struct pm_bin_state bins[PM_NBINS];
  * its own, a fork took 6.3 ms where glibc's took 1.0 (docs/DESIGN.md). */
 static pm_line_lock bin_locks[PM_NBINS];
 
-static pm_lock *lock_of(const struct pm_bin_state *s)
+static pm_lock *bin_lock(unsigned bin)
 {
-    return &bin_locks[s - bins].lock;
+    return &bin_locks[bin].lock;
 }
 
 static inline struct pm_chunk_header *chunk_of(const void *p)
@@ -181,20 +181,20 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
 {
     const struct pm_bin *b = &pm_bins[bin];
     struct pm_bin_state *s = &bins[bin];
-    pm_lock_take(lock_of(s));
+    pm_lock_take(bin_lock(bin));
     struct pm_folio *f = s->dirty.last;
     if (!f || (!force && (int32_t)(before - f->empty_since) < 0)) {
-        pm_lock_drop(lock_of(s));
+        pm_lock_drop(bin_lock(bin));
         return 0;
     }
     dirty_unlink(s, f);
     pm_fp_dirty(-(long)b->folio_bytes);
-    pm_lock_drop(lock_of(s));
+    pm_lock_drop(bin_lock(bin));
     /* TAKEN: on no list, so no one touches it while its pages go back. */
     pm_os_uncommit(folio_data(b, f), b->folio_bytes);
-    pm_lock_take(lock_of(s));
+    pm_lock_take(bin_lock(bin));
     push(&s->clean, f, CLEAN);
-    pm_lock_drop(lock_of(s));
+    pm_lock_drop(bin_lock(bin));
     return 1;
 }
 
@@ -226,7 +226,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     unsigned nclaims = 0, need = want;
     int grew = 0;
     __builtin_prefetch(s, 1);
-    pm_lock_take(lock_of(s));
+    pm_lock_take(bin_lock(bin));
     while (need && nclaims < MAX_CLAIMS) {
         struct pm_folio *f = take_folio(s, b, bin, &grew);
         if (!f)
@@ -254,7 +254,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
         if (f->nfree)
             partial_push(s, f);
     }
-    pm_lock_drop(lock_of(s));
+    pm_lock_drop(bin_lock(bin));
     if (grew)
         pm_fp_settle();
 
@@ -334,7 +334,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             __builtin_prefetch(group[n++].f, 1);
         }
         __builtin_prefetch(s, 1);
-        pm_lock_take(lock_of(s));
+        pm_lock_take(bin_lock(bin));
         struct pm_folio *run = 0;
         unsigned in_run = 0;
         for (unsigned i = 0; i < n; i++) {
@@ -348,7 +348,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             in_run++;
         }
         settle_freed(s, b, run, in_run, now);
-        pm_lock_drop(lock_of(s));
+        pm_lock_drop(bin_lock(bin));
     }
     pm_fp_settle();
 }
@@ -357,7 +357,7 @@ void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
 {
     struct pm_bin_state *s = &bins[bin];
     size_t nfree = 0;
-    pm_lock_take(lock_of(s));
+    pm_lock_take(bin_lock(bin));
     for (unsigned k = 1; k < PM_MAX_FOLIO_OBJS; k++)
         for (struct pm_folio *f = s->partial[k].first; f; f = f->next)
             nfree += f->nfree;
@@ -366,18 +366,18 @@ void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
     for (struct pm_folio *f = s->clean.first; f; f = f->next)
         nfree += f->nfree;
     *carved = s->carved_folios << pm_bins[bin].folio_log;
-    pm_lock_drop(lock_of(s));
+    pm_lock_drop(bin_lock(bin));
     *free_in_folios = nfree;
 }
 
 void pm_folio_prefork(void)
 {
     for (unsigned i = 0; i < PM_NBINS; i++)
-        pm_lock_take(&bin_locks[i].lock);
+        pm_lock_take(bin_lock(i));
 }
 
 void pm_folio_postfork(void)
 {
     for (unsigned i = 0; i < PM_NBINS; i++)
-        pm_lock_drop(&bin_locks[i].lock);
+        pm_lock_drop(bin_lock(i));
 }
