@@ -192,7 +192,7 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
 
 /* Whether CPU slot `me` taking v's list of n batches would take back what
  * v took from it: v's last take in this bin was from `me`, among the bin's
- * last few moves, and the list is at least half a CPU list.  Two CPUs
+ * last few moves.  For a list of at least half a CPU list: two CPUs
  * whose threads run the same phases then pass the same memory to and fro,
  * each short by what the other took: in threadtest/t2 up to a third of all
  * objects crossed between the CPUs every round, each a miss in the other
@@ -207,18 +207,24 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
  * bins, but malloc-test's are whole (one bin), and there 1 MiB took max
  * RSS from 4.4 to 6.0 MiB, 512 KiB to 5.2 (glibc 5.2).  Letting the CPU
  * carve again after it gave batches back to the folios cost
- * superserver/t2 2.7 MiB. */
+ * superserver/t2 2.7 MiB.
+ * Shorter lists go to and fro as well where each CPU's threads drift
+ * between bins at random: shbench/t2 moved 4,200-5,700 batches a run by
+ * steals, where never stealing carved only 20 batches more.  Declining
+ * them up to CARVE_SHORT took that to 400-1,800 and shbench/t2 to
+ * 0.92-0.93x the time, with xmalloc/t2's max RSS 3.2 MiB either way. */
 #define RECENT_MOVES 4
 #define CARVE_MAX (512l << 10)
+#define CARVE_SHORT (256l << 10)
 
 static int takes_back(unsigned bin, const struct cpu_bin *v, uint32_t me, size_t n)
 {
     uint16_t since = (uint16_t)(__atomic_load_n(&globals[bin].moves, __ATOMIC_RELAXED) -
                                 __atomic_load_n(&v->took_at, __ATOMIC_RELAXED));
-    return 2 * n >= pm_bins[bin].cpu_batches &&
-           __atomic_load_n(&v->took_from, __ATOMIC_RELAXED) == me + 1 &&
+    long cap = 2 * n >= pm_bins[bin].cpu_batches ? CARVE_MAX : CARVE_SHORT;
+    return __atomic_load_n(&v->took_from, __ATOMIC_RELAXED) == me + 1 &&
            since < RECENT_MOVES &&
-           __atomic_load_n(&held[me].carved, __ATOMIC_RELAXED) + bytes_of(bin, 1) <= CARVE_MAX;
+           __atomic_load_n(&held[me].carved, __ATOMIC_RELAXED) + bytes_of(bin, 1) <= cap;
 }
 
 static void note_take(unsigned bin, struct cpu_bin *c, uint32_t from)
