@@ -212,7 +212,8 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
  * between bins at random: shbench/t2 moved 4,200-5,700 batches a run by
  * steals, where never stealing carved only 20 batches more.  Declining
  * them up to CARVE_SHORT took that to 400-1,800 and shbench/t2 to
- * 0.92-0.93x the time, with xmalloc/t2's max RSS 3.2 MiB either way. */
+ * 0.92-0.93x the time, for up to 0.2 MiB of xmalloc/t2's max RSS (3.1-3.2
+ * -> 3.2-3.3 MiB, glibc 3.0). */
 #define RECENT_MOVES 4
 #define CARVE_MAX (512l << 10)
 #define CARVE_SHORT (256l << 10)
