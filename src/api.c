@@ -7,12 +7,13 @@
 #include <stdint.h>
 #include <string.h>
 #include "cache.h"
+#include "chunk_pool.h"
 #include "chunk_table.h"
 #include "folio.h"
-#include "footprint.h"
 #include "huge.h"
 #include "large.h"
 #include "primalloc.h"
+#include "purge.h"
 #include "sizeclass.h"
 #include "thread_cache.h"
 
@@ -105,14 +106,15 @@ static struct where locate(void *p, const char *call, const char *freed)
         w.usable = (size_t)((char *)w.start + b->size - (char *)p);
         return w;
     }
-    switch (tag & PM_TAG_KIND) {
+    switch (tag) {
     case PM_TAG_HUGE:
         if (a & (PM_CHUNK - 1))
             pm_fatal(call, p, "pointer inside an object, not at its start");
         w.huge = e;
         w.usable = pm_huge_usable(e);
         return w;
-    case PM_TAG_HUGE_FREE:
+    case PM_TAG_FREE:
+    case PM_TAG_GONE:
         pm_fatal(call, p, freed);
     case PM_TAG_HUGE_BODY:
         pm_fatal(call, p, "pointer inside an object, not at its start");
@@ -218,8 +220,9 @@ PM_API void *pm_realloc(void *p, size_t size)
     }
     struct where w = locate(p, "realloc", "pointer already freed");
     if (w.huge) {
-        if (size > PM_LARGE_MAX && pm_huge_resize(p, w.huge, size))
-            return p;
+        void *q = size > PM_LARGE_MAX ? pm_huge_resize(p, w.huge, size) : 0;
+        if (q)
+            return q;
     } else if (size <= w.usable && size >= w.usable / 2) {
         return p;
     }
@@ -311,7 +314,7 @@ PM_API int pm_trim(void)
 {
     pm_tc_flush();
     pm_cache_drain();
-    pm_fp_purge_all();
+    pm_purge_all();
     return 1;
 }
 
@@ -324,14 +327,12 @@ static void prefork(void)
 {
     pm_cache_prefork();
     pm_folio_prefork();
-    pm_chunk_prefork();
-    pm_huge_prefork();
+    pm_pool_prefork();
 }
 
 static void postfork(void)
 {
-    pm_huge_postfork();
-    pm_chunk_postfork();
+    pm_pool_postfork();
     pm_folio_postfork();
     pm_cache_postfork();
 }

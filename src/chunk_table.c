@@ -1,60 +1,33 @@
 #include "chunk_table.h"
-#include "huge.h"
-#include "lock.h"
 #include "os.h"
-#include "stats.h"
 
-struct pm_chunk_entry pm_chunk_table[1ul << PM_TABLE_BITS];
+struct pm_chunk_table pm_chunk_table;
 
-/* Chunks are carved from 64 MiB reservations, so that the kernel sees few
- * mappings and the chunks of one program sit together. */
-#define PM_REGION (32 * PM_CHUNK)
+#define LEAF_BYTES (sizeof(struct pm_chunk_entry) << PM_LEAF_BITS)
 
-static pm_lock region_lock;
-static char *region_next, *region_end;
-
-void *pm_chunk_alloc(unsigned bin, unsigned lane)
+/* A leaf is published once with a compare-and-swap, so concurrent callers
+ * need no lock: the loser unmaps its copy. */
+int pm_chunk_table_cover(uintptr_t base, size_t size)
 {
-    pm_lock_take(&region_lock);
-    if (region_next == region_end) {
-        char *r = pm_os_map(PM_REGION, PM_CHUNK);
-        size_t size = PM_REGION;
-        if (!r) {
-            r = pm_os_map(PM_CHUNK, PM_CHUNK);
-            size = PM_CHUNK;
-        }
-        if (!r && pm_huge_unmap_free())
-            r = pm_os_map(PM_CHUNK, PM_CHUNK);
-        if (!r) {
-            pm_lock_drop(&region_lock);
+    for (uintptr_t t = base >> PM_LEAF_SHIFT; t <= (base + size - 1) >> PM_LEAF_SHIFT; t++) {
+        if (__atomic_load_n(&pm_chunk_table.top[t], __ATOMIC_ACQUIRE))
+            continue;
+        char *leaf = pm_os_map(LEAF_BYTES, PM_PAGE);
+        if (!leaf)
             return 0;
-        }
-        region_next = r;
-        region_end = r + size;
+        uintptr_t none = 0, off = (uintptr_t)leaf - (uintptr_t)pm_chunk_table.zero_leaf;
+        if (!__atomic_compare_exchange_n(&pm_chunk_table.top[t], &none, off, 0, __ATOMIC_RELEASE,
+                                         __ATOMIC_RELAXED))
+            pm_os_unmap(leaf, LEAF_BYTES);
     }
-    char *c = region_next;
-    region_next += PM_CHUNK;
-    pm_lock_drop(&region_lock);
-    pm_chunk_set((uintptr_t)c, PM_CHUNK, bin + 1, lane);
-    pm_stat_add(&pm_stats_global.chunks, 1);
-    return c;
+    return 1;
 }
 
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link)
 {
     for (uintptr_t a = base; a < base + size; a += PM_CHUNK) {
-        struct pm_chunk_entry *e = &pm_chunk_table[a >> PM_CHUNK_SHIFT];
+        struct pm_chunk_entry *e = pm_chunk_at(a);
         e->link = link;
         __atomic_store_n(&e->tag, tag, __ATOMIC_RELEASE);
     }
-}
-
-void pm_chunk_prefork(void)
-{
-    pm_lock_take(&region_lock);
-}
-
-void pm_chunk_postfork(void)
-{
-    pm_lock_drop(&region_lock);
 }

@@ -1,77 +1,112 @@
 /* The chunk table: one 8-byte entry per 2 MiB of the address space, so
- * that any pointer finds its bin in O(1) without a lock
- * (supermalloc-ismm2015.txt section 2).
+ * that any pointer finds what its chunk holds in two loads and no lock
+ * (supermalloc-ismm2015.txt section 2, with the table split in two levels).
  *
  * The table covers the 47-bit user address space of x86-64.  With 5-level
  * paging the kernel hands out addresses above 2^47 only to mmap calls whose
  * hint lies above it; primalloc never passes such a hint, so its chunks are
  * always inside the table and a pointer above is never primalloc's.
- * The table lives in .bss: reserved at load, committed page by page as
- * entries are written, and never missing when free() runs first. */
+ *
+ * The top level lives in .bss and holds, for each 16 GiB of address space,
+ * the byte offset of its leaf from the zero leaf; an offset of 0 selects
+ * the zero leaf itself, which is never written and so reads "not ours" for
+ * every chunk.  A lookup therefore needs no initialisation and no test for
+ * a missing leaf, and the table costs 128 KiB of address space at start and
+ * one 64 KiB leaf for each 16 GiB span that holds primalloc's memory.
+ *
+ * Promises: an entry reads 0 until pm_chunk_set writes it; leaves are
+ * never freed, so an entry pointer stays valid for the life of the
+ * process. */
 #ifndef PM_CHUNK_TABLE_H
 #define PM_CHUNK_TABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "layout.h"
 #include "os.h"
 #include "sizeclass.h"
 
 #define PM_ADDRESS_BITS 47
-#define PM_TABLE_BITS (PM_ADDRESS_BITS - PM_CHUNK_SHIFT)
+#define PM_LEAF_BITS 13
+#define PM_LEAF_SHIFT (PM_CHUNK_SHIFT + PM_LEAF_BITS)
+#define PM_TOP_BITS (PM_ADDRESS_BITS - PM_LEAF_SHIFT)
 
 /* tag: 0 for memory that is not primalloc's, bin + 1 for a chunk of a bin,
- * or one of the huge tags below plus the run's order (log2 of its chunks).
- * link: for a bin's chunk, the carving lane it was made for (folio.h); for
- * a huge run in use, the pages in use; for a free run, the chunk index of
- * the next free run of the same order. */
+ * or one of the kinds below.  link: for a bin's chunk, the carving lane it
+ * was made for (folio.h); for the first chunk of a huge object, its pages
+ * in use; for a later chunk of one, the run's length in chunks; for a free
+ * chunk, the number of its run's record on the run's first and last chunk
+ * and 0 on any other, or on a run not yet in the pool (huge.h,
+ * chunk_pool.h). */
 struct pm_chunk_entry {
     uint32_t tag;
     uint32_t link;
-};
+} __attribute__((aligned(8)));
 
 enum {
     PM_TAG_HUGE = 0x100,      /* first chunk of a huge object */
-    PM_TAG_HUGE_FREE = 0x200, /* first chunk of a free huge run */
-    PM_TAG_HUGE_BODY = 0x300, /* any later chunk of a huge run */
-    PM_TAG_KIND = 0xf00,
+    PM_TAG_HUGE_BODY = 0x200, /* any later chunk of a huge object */
+    PM_TAG_FREE = 0x300,      /* a chunk of a free run */
+    PM_TAG_GONE = 0x400,      /* a chunk given back to the kernel: only a
+                                 freed pointer of primalloc's can name it */
+};
+
+struct pm_chunk_table {
+    uintptr_t top[1ul << PM_TOP_BITS];
+    struct pm_chunk_entry zero_leaf[1ul << PM_LEAF_BITS];
 };
 
 #pragma GCC visibility push(hidden)
-extern struct pm_chunk_entry pm_chunk_table[1ul << PM_TABLE_BITS];
+extern struct pm_chunk_table pm_chunk_table;
 #pragma GCC visibility pop
+
+/* The entry at e, read whole at once (it may change under the reader). */
+static inline struct pm_chunk_entry pm_chunk_read(const struct pm_chunk_entry *e)
+{
+    typedef uint64_t __attribute__((may_alias)) word;
+    uint64_t w = __atomic_load_n((const word *)e, __ATOMIC_ACQUIRE);
+    struct pm_chunk_entry v;
+    __builtin_memcpy(&v, &w, sizeof v);
+    return v;
+}
+
+/* The entry of the chunk holding address a, which must lie below
+ * 2^PM_ADDRESS_BITS.  Read only, unless pm_chunk_set has written it. */
+static inline struct pm_chunk_entry *pm_chunk_at(uintptr_t a)
+{
+    uintptr_t leaf = __atomic_load_n(&pm_chunk_table.top[a >> PM_LEAF_SHIFT], __ATOMIC_ACQUIRE);
+    struct pm_chunk_entry *l = (struct pm_chunk_entry *)((char *)pm_chunk_table.zero_leaf + leaf);
+    return &l[(a >> PM_CHUNK_SHIFT) & ((1ul << PM_LEAF_BITS) - 1)];
+}
 
 /* The entry of the chunk holding address a, or NULL when a lies outside
  * the table. */
 static inline struct pm_chunk_entry *pm_chunk_entry_of(uintptr_t a)
 {
-    uintptr_t i = a >> PM_CHUNK_SHIFT;
-    return pm_likely(i >> PM_TABLE_BITS == 0) ? &pm_chunk_table[i] : 0;
+    return pm_likely(a >> PM_ADDRESS_BITS == 0) ? pm_chunk_at(a) : 0;
 }
 
 /* The bin of address a, or a value >= PM_NBINS when a is not in a bin's
- * chunk (a huge object, foreign memory, NULL). */
+ * chunk (a huge object, a free chunk, foreign memory, NULL). */
 static inline unsigned pm_bin_of_addr(uintptr_t a)
 {
-    uintptr_t i = a >> PM_CHUNK_SHIFT;
-    if (pm_unlikely(i >= 1ul << PM_TABLE_BITS))
+    if (pm_unlikely(a >> PM_ADDRESS_BITS))
         return PM_NBINS;
-    return pm_chunk_table[i].tag - 1;
+    return pm_chunk_at(a)->tag - 1;
 }
 
 /* The carving lane of the bin's chunk holding address a. */
 static inline unsigned pm_chunk_lane(uintptr_t a)
 {
-    return pm_chunk_table[a >> PM_CHUNK_SHIFT].link;
+    return pm_chunk_at(a)->link;
 }
 
-/* A 2 MiB chunk for bin and carving lane, registered in the table; NULL
- * when the kernel has no memory to give. */
-void *pm_chunk_alloc(unsigned bin, unsigned lane);
+/* Makes the entries of [base, base + size) writable (chunk-aligned, below
+ * 2^PM_ADDRESS_BITS).  0 when a leaf could not be mapped. */
+int pm_chunk_table_cover(uintptr_t base, size_t size);
 
-/* Marks the chunks of [base, base + size) with tag and link. */
+/* Marks the chunks of [base, base + size), which pm_chunk_table_cover
+ * accepted, with tag and link. */
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link);
-
-void pm_chunk_prefork(void);
-void pm_chunk_postfork(void);
 
 #endif

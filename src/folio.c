@@ -1,9 +1,11 @@
 #include "folio.h"
+#include "chunk_pool.h"
 #include "chunk_table.h"
 #include "footprint.h"
 #include "large.h"
 #include "lock.h"
 #include "os.h"
+#include "purge.h"
 #include "sizeclass.h"
 #include "stats.h"
 
@@ -25,9 +27,18 @@ enum folio_state {
     CLEAN,   /* empty and uncommitted, on the clean list */
 };
 
+/* A chunk belongs to its bin while any of its folios holds an object, or
+ * while it is the chunk some lane carves from (wild); otherwise it goes
+ * back to the chunk pool, with its empty folios taken off the bin's lists.
+ * The pool's record of a free chunk overwrites this header; a chunk taken
+ * from the pool starts it afresh. */
 struct pm_chunk_header {
-    uint32_t carved; /* folios initialised so far; the rest is untouched */
-    char pad[512 - 4];
+    uint32_t carved;   /* folios initialised so far; the rest is untouched */
+    uint32_t used;     /* carved folios that are not empty */
+    uint32_t wild;     /* 1 while some lane carves from it */
+    uint32_t purging;  /* empty folios on no list while their pages go back */
+    size_t dirty_tail; /* bytes past the carved folios that may be committed */
+    char pad[512 - 24];
     struct pm_folio folios[PM_MAX_FOLIOS];
 };
 _Static_assert(sizeof(struct pm_chunk_header) <= PM_DATA_START, "chunk header too big");
@@ -43,6 +54,7 @@ struct pm_bin_state {
     struct list clean;
     struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
     size_t carved_folios;
+    size_t chunks;
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
@@ -132,11 +144,28 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
     unsigned lane = pm_folio_lane();
     struct pm_chunk_header **wild = &s->wild[lane], *c = *wild;
     if (!c || c->carved == b->folios_per_chunk) {
-        c = pm_chunk_alloc(bin, lane);
-        if (!c)
+        size_t dirty;
+        struct pm_chunk_header *fresh = pm_pool_take(1, PM_CHUNK, bin + 1, lane, &dirty);
+        if (!fresh)
             return 0;
-        *wild = c;
+        /* Carving happens only when the bin has no empty folio, so every
+         * folio of the chunk it leaves holds objects. */
+        PM_ASSERT(!c || c->used + c->purging == c->carved);
+        if (c)
+            c->wild = 0;
+        /* Folios are uncommitted one by one: no huge pages here. */
+        pm_os_hugepage(fresh, PM_CHUNK, 0);
+        *wild = c = fresh;
+        c->carved = c->used = c->purging = 0;
+        c->wild = 1;
+        c->dirty_tail = dirty;
+        pm_fp_dirty((long)dirty);
+        s->chunks++;
+        pm_stat_add(&pm_stats_global.chunks, 1);
     }
+    size_t reused = c->dirty_tail < b->folio_bytes ? c->dirty_tail : b->folio_bytes;
+    c->dirty_tail -= reused;
+    pm_fp_dirty(-(long)reused);
     struct pm_folio *f = &c->folios[c->carved++];
     unsigned n = 1u << b->folio_log;
     f->nfree = n;
@@ -170,9 +199,48 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     } else {
         return 0;
     }
+    chunk_of(f)->used++;
     pm_fp_inuse((long)b->folio_bytes);
     pm_stat_add(&pm_stats_global.folios_in_use, 1);
     return f;
+}
+
+/* A chunk to hand back to the pool once the bin lock is dropped. */
+struct leaving {
+    struct pm_chunk_header *c;
+    size_t dirty;
+};
+
+/* With the bin lock held: if chunk c no longer belongs to its bin, takes
+ * its empty folios off the bin's lists and returns 1 with what the pool
+ * needs in *out.  Its header pages count as dirty from then on. */
+static int leave_bin(struct pm_bin_state *s, const struct pm_bin *b, struct pm_chunk_header *c,
+                     struct leaving *out)
+{
+    if (c->used || c->wild || c->purging)
+        return 0;
+    size_t dirty = c->dirty_tail;
+    for (uint32_t i = 0; i < c->carved; i++) {
+        struct pm_folio *f = &c->folios[i];
+        PM_ASSERT(f->state == DIRTY || f->state == CLEAN);
+        if (f->state == DIRTY) {
+            dirty_unlink(s, f);
+            dirty += b->folio_bytes;
+        } else {
+            unlink_from(&s->clean, f);
+        }
+    }
+    pm_fp_dirty(-(long)dirty);
+    s->carved_folios -= c->carved;
+    s->chunks--;
+    pm_stat_add(&pm_stats_global.chunks, -1);
+    *out = (struct leaving){c, dirty + PM_DATA_START};
+    return 1;
+}
+
+static void to_pool(const struct leaving *l)
+{
+    pm_pool_put(l->c, 1, l->dirty);
 }
 
 /* Uncommits the oldest dirty folio of bin if it became empty before
@@ -189,12 +257,19 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
     }
     dirty_unlink(s, f);
     pm_fp_dirty(-(long)b->folio_bytes);
+    struct pm_chunk_header *c = chunk_of(f);
+    c->purging++;
     pm_lock_drop(bin_lock(bin));
     /* TAKEN: on no list, so no one touches it while its pages go back. */
     pm_os_uncommit(folio_data(b, f), b->folio_bytes);
     pm_lock_take(bin_lock(bin));
     push(&s->clean, f, CLEAN);
+    c->purging--;
+    struct leaving l;
+    int left = leave_bin(s, b, c, &l);
     pm_lock_drop(bin_lock(bin));
+    if (left)
+        to_pool(&l);
     return 1;
 }
 
@@ -256,7 +331,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     }
     pm_lock_drop(bin_lock(bin));
     if (grew)
-        pm_fp_settle();
+        pm_purge_settle();
 
     void *head = 0, **tail = &head;
     for (unsigned c = 0; c < nclaims; c++)
@@ -300,22 +375,26 @@ static void mark_free(const struct pm_bin *b, const struct freeing *x, const cha
 }
 
 /* n objects of f were marked free: one move to the list of its new count
- * for the lot (a batch's objects mostly share folios). */
-static void settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f,
-                         unsigned n, uint32_t now)
+ * for the lot (a batch's objects mostly share folios).  1 if f's chunk
+ * left the bin, described in *out. */
+static int settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f,
+                        unsigned n, uint32_t now, struct leaving *out)
 {
     if (f->state == PARTIAL)
         partial_remove(s, f);
     f->nfree += n;
     if (f->nfree < 1u << b->folio_log) {
         partial_push(s, f);
-        return;
+        return 0;
     }
     f->empty_since = now;
     dirty_push(s, f);
     pm_fp_inuse(-(long)b->folio_bytes);
     pm_fp_dirty((long)b->folio_bytes);
     pm_stat_add(&pm_stats_global.folios_in_use, -1);
+    struct pm_chunk_header *c = chunk_of(f);
+    c->used--;
+    return leave_bin(s, b, c, out);
 }
 
 #define FREE_GROUP 64
@@ -336,21 +415,24 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
         __builtin_prefetch(s, 1);
         pm_lock_take(bin_lock(bin));
         struct pm_folio *run = 0;
-        unsigned in_run = 0;
+        unsigned in_run = 0, nleft = 0;
+        struct leaving left[FREE_GROUP];
         for (unsigned i = 0; i < n; i++) {
             mark_free(b, &group[i], call);
             if (group[i].f != run) {
                 if (run)
-                    settle_freed(s, b, run, in_run, now);
+                    nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
                 run = group[i].f;
                 in_run = 0;
             }
             in_run++;
         }
-        settle_freed(s, b, run, in_run, now);
+        nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
         pm_lock_drop(bin_lock(bin));
+        for (unsigned i = 0; i < nleft; i++)
+            to_pool(&left[i]);
     }
-    pm_fp_settle();
+    pm_purge_settle();
 }
 
 void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)

@@ -1,10 +1,13 @@
-/* The footprint rule shared by folios and huge runs.  Freed memory that is
- * empty stays committed ("dirty") so that allocating again costs no page
- * faults, but never so much that committed memory exceeds the high-water
- * mark of memory in use; and not for more than PM_DECAY_MS.
+/* The footprint counters shared by folios, the chunk pool and huge
+ * objects: bytes in use (in folios that hold objects, and in huge objects)
+ * and bytes dirty (empty, but maybe still committed), with the high-water
+ * mark of bytes in use.  The rule they serve (purge.h): freed memory stays
+ * committed so that allocating again costs no page faults, but committed
+ * memory stays under the high-water mark, and nothing stays dirty longer
+ * than PM_DECAY_MS.
  *
- * Promises: after pm_fp_settle(), in use + dirty <= high-water mark, as far
- * as dirty memory could be given back. */
+ * Promises: in use and dirty never go below zero (checked in debug
+ * builds); the mark never falls. */
 #ifndef PM_FOOTPRINT_H
 #define PM_FOOTPRINT_H
 
@@ -16,11 +19,7 @@
 void pm_fp_inuse(long delta);
 void pm_fp_dirty(long delta);
 
-/* Gives back dirty memory while committed memory is over the mark, then
- * anything dirty for longer than PM_DECAY_MS. */
-void pm_fp_settle(void);
-
-/* Gives back all dirty memory now. */
-void pm_fp_purge_all(void);
+/* Whether in use + dirty exceeds the high-water mark. */
+int pm_fp_over_peak(void);
 
 #endif

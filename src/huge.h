@@ -1,8 +1,14 @@
-/* Huge objects: runs of 2^k chunks, the smallest that holds the request,
- * reused through one free list per k threaded through the chunk table
- * (supermalloc-ismm2015.txt section 6).  Only the pages asked for are ever
- * touched.  A freed run stays committed under the rule of footprint.h and
- * is reused first; then its pages go back to the kernel. */
+/* Huge objects: each a run of whole chunks from the chunk pool, as many as
+ * hold the request (supermalloc-ismm2015.txt section 6, with the shared
+ * pool in place of its power-of-two free lists).  Only the pages asked for
+ * are touched; an object's whole 2 MiB pages may be huge pages, its last
+ * fraction keeps small ones.  A freed run goes back to the pool with its
+ * committed pages, for the next taker of any kind.
+ *
+ * The chunk table says what each chunk is: the first chunk's entry is
+ * tagged PM_TAG_HUGE with the pages in use, every later one
+ * PM_TAG_HUGE_BODY with the run's length.  Bytes in use are counted, page
+ * by page, in the footprint (footprint.h) and the statistics together. */
 #ifndef PM_HUGE_H
 #define PM_HUGE_H
 
@@ -10,25 +16,20 @@
 #include <stdint.h>
 #include "chunk_table.h"
 
-/* align a power of two.  NULL when out of memory.  *dirty (if not NULL)
- * says whether the memory may hold old contents; else it reads as zero. */
+/* align a power of two.  NULL when out of memory.
+ * *dirty (if not NULL) says whether the memory may hold old contents; else
+ * it reads as zero. */
 void *pm_huge_alloc(size_t size, size_t align, int *dirty);
 
-/* e is the entry of p's chunk, tagged PM_TAG_HUGE. */
+/* e is the entry of p's chunk, read as tagged PM_TAG_HUGE; a second free
+ * of p, even racing with this one, ends in pm_fatal. */
 void pm_huge_free(void *p, struct pm_chunk_entry *e);
 size_t pm_huge_usable(const struct pm_chunk_entry *e);
 
-/* Resizes in place when size (> PM_LARGE_MAX) fits p's run; 1 if it did. */
-int pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size);
-
-/* As pm_folio_purge_one, for freed runs. */
-int pm_huge_purge_one(uint32_t before, int force);
-
-/* Unmaps every free run (for when the kernel refuses more address space).
- * Returns 1 if it unmapped any. */
-int pm_huge_unmap_free(void);
-
-void pm_huge_prefork(void);
-void pm_huge_postfork(void);
+/* Resizes p (entry e) to size > PM_LARGE_MAX: in place within its run or
+ * into free chunks right after it, else by moving its pages (not copying
+ * its bytes) to a new run.  The object's address, or NULL when no run
+ * could be had (p is unchanged then). */
+void *pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size);
 
 #endif

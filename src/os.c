@@ -52,11 +52,19 @@ void pm_os_uncommit(void *p, size_t size)
     errno = saved;
 }
 
-void pm_os_hugepage(void *p, size_t size)
+void pm_os_hugepage(void *p, size_t size, int on)
 {
     int saved = errno;
-    madvise(p, size, MADV_HUGEPAGE);
+    madvise(p, size, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     errno = saved;
+}
+
+int pm_os_move(void *from, size_t size, void *to)
+{
+    int saved = errno;
+    void *p = mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+    errno = saved;
+    return p == to;
 }
 
 /* glibc (2.35 and later) registers rseq for every thread; its cpu_id field
@@ -131,6 +139,13 @@ static char *put_str(char *o, const char *s)
     return o;
 }
 
+static void put_line(const char *buf, char *end)
+{
+    *end++ = '\n';
+    ssize_t ignored = write(2, buf, (size_t)(end - buf));
+    (void)ignored;
+}
+
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
 {
     char buf[160];
@@ -145,8 +160,28 @@ _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
         *o++ = "0123456789abcdef"[v >> (4 * i) & 15];
     o = put_str(o, "): ");
     o = put_str(o, what);
-    *o++ = '\n';
-    ssize_t ignored = write(2, buf, (size_t)(o - buf));
-    (void)ignored;
+    put_line(buf, o);
     abort();
 }
+
+#ifdef PM_DEBUG
+_Noreturn void pm_assert_failed(const char *file, int line, const char *cond)
+{
+    char buf[400], num[12], *n = num + sizeof num;
+    *--n = 0;
+    do
+        *--n = (char)('0' + line % 10);
+    while ((line /= 10));
+    char *o = put_str(buf, "primalloc: ");
+    o = put_str(o, file);
+    o = put_str(o, ":");
+    o = put_str(o, n);
+    o = put_str(o, ": assertion ");
+    size_t room = sizeof buf - (size_t)(o - buf) - 10;
+    for (; *cond && room; room--)
+        *o++ = *cond++;
+    o = put_str(o, " failed");
+    put_line(buf, o);
+    abort();
+}
+#endif

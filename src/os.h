@@ -11,11 +11,17 @@
 #include <stdint.h>
 
 /* size bytes aligned to align (a power of two, at least a page); NULL when
- * the kernel refuses.  hugepage asks for transparent huge pages. */
+ * the kernel refuses. */
 void *pm_os_map(size_t size, size_t align);
 void pm_os_unmap(void *p, size_t size);
 void pm_os_uncommit(void *p, size_t size);
-void pm_os_hugepage(void *p, size_t size);
+/* Whether touching [p, p + size) may fault in transparent huge pages; the
+ * choice stays with the range until it is made again or unmapped. */
+void pm_os_hugepage(void *p, size_t size, int on);
+/* Moves the pages of [from, from + size) to [to, to + size), a mapping
+ * of the caller's that they replace, and unmaps the source.  1 if done;
+ * 0 (nothing changed) when the source spans more than one mapping. */
+int pm_os_move(void *from, size_t size, void *to);
 
 /* The CPU this thread runs on now (it may move at any time). */
 unsigned pm_os_cpu(void);
@@ -34,6 +40,17 @@ uint32_t pm_os_now_ms(void);
 
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
+
+/* PM_ASSERT states an invariant of primalloc's own structures; it is
+ * checked in debug builds (PM_DEBUG) only, where a failure reports
+ * "primalloc: FILE:LINE: assertion COND failed" and aborts.  Misuse by the
+ * program is never left to it: pm_fatal catches that in every build. */
+#ifdef PM_DEBUG
+_Noreturn void pm_assert_failed(const char *file, int line, const char *cond);
+#define PM_ASSERT(c) (pm_likely(c) ? (void)0 : pm_assert_failed(__FILE_NAME__, __LINE__, #c))
+#else
+#define PM_ASSERT(c) ((void)0)
+#endif
 
 #define pm_likely(x) __builtin_expect(!!(x), 1)
 #define pm_unlikely(x) __builtin_expect(!!(x), 0)

@@ -1,5 +1,6 @@
-/* Huge objects: power-of-two runs, reuse through the free lists, kept
- * committed after free until trimmed, resize in place, misuse detected. */
+/* Huge objects: runs of as many chunks as they need, reused through the
+ * chunk pool and kept committed after free until trimmed, resized in place
+ * or moved by their pages, misuse detected. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
@@ -44,43 +45,49 @@ int main(void)
     unsigned char *p = pm_malloc(5 * MiB);
     CHECK(p && ((uintptr_t)p & (PM_CHUNK - 1)) == 0);
     struct pm_chunk_entry *e = pm_chunk_entry_of((uintptr_t)p);
-    CHECK(e->tag == PM_TAG_HUGE + 2); /* 3 chunks round up to a run of 4 */
-    CHECK(pm_chunk_entry_of((uintptr_t)p + 3 * PM_CHUNK)->tag == PM_TAG_HUGE_BODY);
+    CHECK(e->tag == PM_TAG_HUGE && e->link == 5 * MiB / PM_PAGE);
+    /* 5 MiB takes three chunks, not a power of two. */
+    CHECK(pm_chunk_entry_of((uintptr_t)p + 2 * PM_CHUNK)->tag == PM_TAG_HUGE_BODY);
+    CHECK(pm_chunk_entry_of((uintptr_t)p + 2 * PM_CHUNK)->link == 3);
+    CHECK(pm_chunk_entry_of((uintptr_t)p + 3 * PM_CHUNK)->tag != PM_TAG_HUGE_BODY);
     CHECK(pm_malloc_usable_size(p) == 5 * MiB);
     CHECK(all_zero(p, 5 * MiB));
     memset(p, 7, 5 * MiB);
     CHECK(resident_pages(p, 5 * MiB) == 5 * MiB / PM_PAGE);
 
-    /* In place: grow within the run, shrink gives the tail back from the
+    /* In place within the run; shrinking gives the tail back from the
      * next 2 MiB boundary on (a huge page is not split). */
-    CHECK(pm_realloc(p, 7 * MiB) == p);
-    CHECK(p[5 * MiB - 1] == 7 && p[7 * MiB - 1] == 0);
+    CHECK(pm_realloc(p, 6 * MiB) == p);
+    CHECK(p[5 * MiB - 1] == 7 && p[6 * MiB - 1] == 0);
     CHECK(pm_realloc(p, 3 * MiB) == p);
-    CHECK(resident_pages(p, 8 * MiB) == 4 * MiB / PM_PAGE);
+    CHECK(resident_pages(p, 6 * MiB) == 4 * MiB / PM_PAGE);
     CHECK(p[3 * MiB - 1] == 7);
+    /* The chunk it no longer needs went back to the pool. */
+    CHECK(pm_chunk_entry_of((uintptr_t)p + 2 * PM_CHUNK)->tag == PM_TAG_FREE);
 
     /* A freed run stays committed for reuse (calloc clears it); trimmed,
-     * it goes back to the kernel and comes back zeroed. */
+     * it goes back to the kernel. */
     pm_free(p);
-    CHECK(resident_pages(p, 8 * MiB) == 4 * MiB / PM_PAGE);
-    unsigned char *z = pm_calloc(1, 6 * MiB);
-    CHECK(z == p && all_zero(z, 6 * MiB));
+    CHECK(resident_pages(p, 4 * MiB) == 4 * MiB / PM_PAGE);
+    unsigned char *z = pm_calloc(1, 4 * MiB);
+    CHECK(z == p && all_zero(z, 4 * MiB));
     pm_free(z);
     CHECK(pm_trim());
-    CHECK(resident_pages(p, 8 * MiB) == 0);
+    CHECK(pm_chunk_entry_of((uintptr_t)p)->tag == PM_TAG_GONE);
     unsigned char *q = pm_malloc(6 * MiB);
-    CHECK(q == p);
-    CHECK(all_zero(q, 6 * MiB));
+    CHECK(q && all_zero(q, 6 * MiB));
 
-    /* Growing past the run moves the object, contents kept. */
+    /* Growing past the run moves the pages, contents kept. */
     memset(q, 3, 6 * MiB);
+    unsigned char *blocker = pm_malloc(3 * MiB);
     unsigned char *r = pm_realloc(q, 9 * MiB);
-    CHECK(r && r != q && r[6 * MiB - 1] == 3 && r[0] == 3);
-    CHECK(pm_chunk_entry_of((uintptr_t)r)->tag == PM_TAG_HUGE + 3);
+    CHECK(r && r[6 * MiB - 1] == 3 && r[0] == 3 && r[6 * MiB] == 0);
+    CHECK(pm_chunk_entry_of((uintptr_t)r + 4 * PM_CHUNK)->link == 5);
+    pm_free(blocker);
 
     /* Below 2 MiB (no huge page), the tail goes back page-exactly. */
     unsigned char *s = pm_malloc(1900 * 1024);
-    CHECK(s && (pm_chunk_entry_of((uintptr_t)s)->tag & PM_TAG_KIND) == PM_TAG_HUGE);
+    CHECK(s && pm_chunk_entry_of((uintptr_t)s)->tag == PM_TAG_HUGE);
     memset(s, 5, 1900 * 1024);
     CHECK(pm_realloc(s, 1100 * 1024) == s);
     CHECK(resident_pages(s, 2 * MiB) == 1100 * 1024 / PM_PAGE);
@@ -95,6 +102,7 @@ int main(void)
     check_fatal(free_twice, r, "double free");
     check_fatal(free_inside, r, "pointer inside an object");
     pm_free(r);
+    check_fatal(free_twice, r, "double free");
     printf("huge ok\n");
     return 0;
 }

@@ -1,0 +1,408 @@
+#include "chunk_pool.h"
+#include <string.h>
+#include "chunk_table.h"
+#include "footprint.h"
+#include "lock.h"
+#include "os.h"
+
+#define RESERVE_MIN (2 * PM_CHUNK)
+#define RESERVE_MAX (32 * PM_CHUNK)
+
+/* A free run's record.  Records live apart from the runs: writing one
+ * into a run would commit a page of it, or a whole huge page where the
+ * range asks for huge pages.  The run's first and last chunk entries hold
+ * its record's number (link), found through `blocks`. */
+struct free_run {
+    struct free_run *next, *prev;   /* in its class's list, newest first */
+    struct free_run *newer, *older; /* in the age list */
+    uintptr_t base;
+    size_t chunks;
+    size_t dirty; /* bytes that may hold committed pages */
+    uint32_t since;
+    uint32_t id;  /* its number in the chunk table */
+};
+_Static_assert(sizeof(struct free_run) == 64, "a record is one line");
+
+#define BLOCK_BYTES (64 * 1024)
+#define PER_BLOCK (BLOCK_BYTES / sizeof(struct free_run))
+#define MAX_BLOCKS 4096
+
+/* Classes 0-31 hold runs of exactly 1-32 chunks; class 32 + k holds runs
+ * of 2^(k+5) + 1 to 2^(k+6) chunks. */
+#define EXACT 32
+#define CLASSES 64
+
+static pm_lock lock;
+static struct free_run *lists[CLASSES];
+static uint64_t nonempty;                  /* bit c: lists[c] has a run */
+static struct free_run *oldest, *newest;   /* the age list */
+static size_t mapped_chunks, free_chunks, nruns;
+static struct free_run *blocks[MAX_BLOCKS]; /* record n + 1 is blocks[n / PER_BLOCK][n % PER_BLOCK] */
+static size_t nblocks;
+static struct free_run *spare;               /* records not in use, through next */
+
+static unsigned class_of(size_t chunks)
+{
+    return chunks <= EXACT ? (unsigned)chunks - 1 : EXACT + 58 - (unsigned)__builtin_clzl(chunks - 1);
+}
+
+static uintptr_t addr(const struct free_run *r)
+{
+    return r->base;
+}
+
+static struct free_run *record(uint32_t id)
+{
+    return &blocks[(id - 1) / PER_BLOCK][(id - 1) % PER_BLOCK];
+}
+
+/* A spare record, mapping a block of them when none is left; NULL when
+ * that fails. */
+static struct free_run *new_record(void)
+{
+    if (!spare && nblocks < MAX_BLOCKS) {
+        struct free_run *blk = pm_os_map(BLOCK_BYTES, PM_PAGE);
+        if (!blk)
+            return 0;
+        for (size_t i = PER_BLOCK; i-- > 0;) {
+            blk[i].id = (uint32_t)(nblocks * PER_BLOCK + i + 1);
+            blk[i].next = spare;
+            spare = &blk[i];
+        }
+        blocks[nblocks++] = blk;
+    }
+    struct free_run *r = spare;
+    if (r)
+        spare = r->next;
+    return r;
+}
+
+static void drop_record(struct free_run *r)
+{
+    r->chunks = 0;
+    r->next = spare;
+    spare = r;
+}
+
+static void link_run(struct free_run *r)
+{
+    unsigned c = class_of(r->chunks);
+    r->prev = 0;
+    r->next = lists[c];
+    if (r->next)
+        r->next->prev = r;
+    lists[c] = r;
+    nonempty |= 1ull << c;
+    r->older = newest;
+    r->newer = 0;
+    if (newest)
+        newest->newer = r;
+    else
+        oldest = r;
+    newest = r;
+    free_chunks += r->chunks;
+    nruns++;
+    pm_fp_dirty((long)r->dirty);
+}
+
+static void unlink_run(struct free_run *r)
+{
+    unsigned c = class_of(r->chunks);
+    if (r->prev)
+        r->prev->next = r->next;
+    else if (!(lists[c] = r->next))
+        nonempty &= ~(1ull << c);
+    if (r->next)
+        r->next->prev = r->prev;
+    if (r->older)
+        r->older->newer = r->newer;
+    else
+        oldest = r->newer;
+    if (r->newer)
+        r->newer->older = r->older;
+    else
+        newest = r->older;
+    free_chunks -= r->chunks;
+    nruns--;
+    pm_fp_dirty(-(long)r->dirty);
+}
+
+static size_t at_most(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Writes a free run's boundary tags and files its record r.  A run's
+ * dirty count bounds the bytes it may hold committed; a run counted 0
+ * reads as zero. */
+static void file_run(struct free_run *r, uintptr_t base, size_t chunks, size_t dirty, uint32_t since)
+{
+    uintptr_t last = base + (chunks - 1) * PM_CHUNK;
+    pm_chunk_set(base, PM_CHUNK, PM_TAG_FREE, r->id);
+    pm_chunk_set(last, PM_CHUNK, PM_TAG_FREE, r->id);
+    r->base = base;
+    r->chunks = chunks;
+    r->dirty = at_most(dirty, chunks * PM_CHUNK);
+    r->since = since;
+    link_run(r);
+}
+
+/* The filed free run whose boundary entry is e (a neighbour's), if any. */
+static struct free_run *run_at(const struct pm_chunk_entry *e)
+{
+    struct pm_chunk_entry v = e ? pm_chunk_read(e) : (struct pm_chunk_entry){0, 0};
+    return v.tag == PM_TAG_FREE && v.link ? record(v.link) : 0;
+}
+
+static void forget_locked(uintptr_t base, size_t chunks);
+
+/* With the lock held: files [base, base + chunks) as free, coalesced with
+ * its free neighbours.  When no record can be had for it, the run is
+ * unmapped instead. */
+static void put_locked(uintptr_t base, size_t chunks, size_t dirty)
+{
+    uintptr_t start = base, end = start + chunks * PM_CHUNK;
+    /* The run's own chunks read "free" at once; its interior stays so. */
+    pm_chunk_set(start, chunks * PM_CHUNK, PM_TAG_FREE, 0);
+    struct free_run *keep = 0, *r;
+    if ((r = run_at(start ? pm_chunk_entry_of(start - 1) : 0))) {
+        unlink_run(r);
+        pm_chunk_set(start - PM_CHUNK, PM_CHUNK, PM_TAG_FREE, 0);
+        start = addr(r);
+        dirty += r->dirty;
+        keep = r;
+    }
+    if ((r = run_at(pm_chunk_entry_of(end)))) {
+        unlink_run(r);
+        pm_chunk_set(end, PM_CHUNK, PM_TAG_FREE, 0);
+        end += r->chunks * PM_CHUNK;
+        dirty += r->dirty;
+        if (keep)
+            drop_record(r);
+        else
+            keep = r;
+    }
+    if (!keep && !(keep = new_record())) {
+        forget_locked(start, (end - start) / PM_CHUNK);
+        pm_os_unmap((void *)start, end - start);
+        return;
+    }
+    file_run(keep, start, (end - start) / PM_CHUNK, dirty, pm_os_now_ms());
+}
+
+void pm_pool_put(void *base, size_t chunks, size_t dirty)
+{
+    pm_lock_take(&lock);
+    put_locked((uintptr_t)base, chunks, dirty);
+    pm_lock_drop(&lock);
+}
+
+/* The newest run of the best-fitting class that holds `chunks`. */
+static struct free_run *best_fit(size_t chunks)
+{
+    unsigned c = class_of(chunks);
+    if (c >= EXACT)
+        for (struct free_run *r = lists[c]; r; r = r->next)
+            if (r->chunks >= chunks)
+                return r;
+    uint64_t above = nonempty >> c << c;
+    if (c >= EXACT)
+        above &= ~(1ull << c);
+    return above ? lists[__builtin_ctzll(above)] : 0;
+}
+
+/* Cuts [s, s + chunks) out of free run r (unlinked); what lies before and
+ * after it goes back as free runs.  Where the committed pages lie is not
+ * known, so each piece may hold as many as the run did: the counts stay
+ * bounds, and a piece of a run that may hold old contents never reads as
+ * clean.  Returns the bytes the cut piece may hold committed; when 0, it
+ * reads as zero.  A piece left over when no record can be had for it is
+ * unmapped. */
+static size_t cut(struct free_run *r, uintptr_t s, size_t chunks)
+{
+    uintptr_t base = addr(r), end = base + r->chunks * PM_CHUNK, stop = s + chunks * PM_CHUNK;
+    size_t dirty = r->dirty;
+    uint32_t since = r->since;
+    struct free_run *tail = 0;
+    if (s > base)
+        file_run(r, base, (s - base) / PM_CHUNK, dirty, since);
+    else
+        tail = r;
+    if (stop < end && !tail && !(tail = new_record())) {
+        forget_locked(stop, (end - stop) / PM_CHUNK);
+        pm_os_unmap((void *)stop, end - stop);
+    } else if (stop < end)
+        file_run(tail, stop, (end - stop) / PM_CHUNK, dirty, since);
+    else if (tail)
+        drop_record(tail);
+    return at_most(dirty, chunks * PM_CHUNK);
+}
+
+/* With the lock held: maps a reservation that holds `need` bytes and files
+ * it as a free run. */
+static int reserve(size_t need)
+{
+    size_t want = mapped_chunks * PM_CHUNK / 4;
+    want = want < RESERVE_MIN ? RESERVE_MIN : want > RESERVE_MAX ? RESERVE_MAX : want & ~(PM_CHUNK - 1);
+    if (want < need)
+        want = need;
+    char *p = pm_os_map(want, PM_CHUNK);
+    if (!p && want > need)
+        p = pm_os_map(want = need, PM_CHUNK);
+    if (!p)
+        return 0;
+    if ((uintptr_t)p + want > 1ul << PM_ADDRESS_BITS || !pm_chunk_table_cover((uintptr_t)p, want)) {
+        pm_os_unmap(p, want);
+        return 0;
+    }
+    mapped_chunks += want / PM_CHUNK;
+    put_locked((uintptr_t)p, want / PM_CHUNK, 0);
+    return 1;
+}
+
+static void tag_taken(uintptr_t s, size_t chunks, uint32_t tag, uint32_t link)
+{
+    if (chunks > 1)
+        pm_chunk_set(s + PM_CHUNK, (chunks - 1) * PM_CHUNK, PM_TAG_HUGE_BODY, (uint32_t)chunks);
+    pm_chunk_set(s, PM_CHUNK, tag, link);
+}
+
+void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty)
+{
+    if (chunks > (1ul << PM_ADDRESS_BITS) / PM_CHUNK)
+        return 0;
+    size_t need = chunks + (align - PM_CHUNK) / PM_CHUNK;
+    pm_lock_take(&lock);
+    struct free_run *r = best_fit(need);
+    if (!r && reserve(need * PM_CHUNK))
+        r = best_fit(need);
+    if (!r) {
+        pm_lock_drop(&lock);
+        while (pm_pool_purge_one(0, 1))
+            ;
+        pm_lock_take(&lock);
+        if (reserve(need * PM_CHUNK))
+            r = best_fit(need);
+    }
+    if (!r) {
+        pm_lock_drop(&lock);
+        return 0;
+    }
+    unlink_run(r);
+    uintptr_t s = (addr(r) + align - 1) & ~(align - 1);
+    *dirty = cut(r, s, chunks);
+    tag_taken(s, chunks, tag, link);
+    pm_lock_drop(&lock);
+    return (void *)s;
+}
+
+int pm_pool_extend(uintptr_t end, size_t chunks, size_t *dirty)
+{
+    pm_lock_take(&lock);
+    struct free_run *r = run_at(pm_chunk_entry_of(end));
+    if (!r || addr(r) != end || r->chunks < chunks) {
+        pm_lock_drop(&lock);
+        return 0;
+    }
+    unlink_run(r);
+    *dirty = cut(r, end, chunks);
+    pm_chunk_set(end, chunks * PM_CHUNK, PM_TAG_HUGE_BODY, 0);
+    pm_lock_drop(&lock);
+    return 1;
+}
+
+void *pm_pool_move(void *base, size_t chunks, size_t grown, uint32_t tag, uint32_t link)
+{
+    size_t dirty;
+    char *to = pm_pool_take(grown, PM_CHUNK, tag, link, &dirty);
+    if (!to)
+        return 0;
+    pm_lock_take(&lock);
+    forget_locked((uintptr_t)base, chunks);
+    pm_lock_drop(&lock);
+    if (!pm_os_move(base, chunks * PM_CHUNK, to))
+        for (size_t i = 0; i < chunks; i++) {
+            char *from = (char *)base + i * PM_CHUNK;
+            if (!pm_os_move(from, PM_CHUNK, to + i * PM_CHUNK)) {
+                memcpy(to + i * PM_CHUNK, from, PM_CHUNK);
+                pm_os_unmap(from, PM_CHUNK);
+            }
+        }
+    return to;
+}
+
+/* With the lock held, before a run's range is unmapped: the run reads
+ * "gone" first, so a freed pointer into it is still reported as freed, and
+ * the table claims no range the kernel may hand out again. */
+static void forget_locked(uintptr_t base, size_t chunks)
+{
+    pm_chunk_set(base, chunks * PM_CHUNK, PM_TAG_GONE, 0);
+    mapped_chunks -= chunks;
+}
+
+int pm_pool_purge_one(uint32_t before, int force)
+{
+    pm_lock_take(&lock);
+    struct free_run *r = oldest;
+    if (!r || (!force && (int32_t)(before - r->since) < 0)) {
+        pm_lock_drop(&lock);
+        return 0;
+    }
+    unlink_run(r);
+    uintptr_t base = addr(r);
+    size_t chunks = r->chunks;
+    drop_record(r);
+    forget_locked(base, chunks);
+    pm_lock_drop(&lock);
+    pm_os_unmap((void *)base, chunks * PM_CHUNK);
+    return 1;
+}
+
+void pm_pool_census(struct pm_pool_census *out)
+{
+    pm_lock_take(&lock);
+    out->mapped = mapped_chunks;
+    out->free = free_chunks;
+    out->runs = nruns;
+    pm_lock_drop(&lock);
+}
+
+void pm_pool_check(void)
+{
+    pm_lock_take(&lock);
+    size_t chunks = 0, runs = 0;
+    for (struct free_run *r = oldest, *prev = 0; r; prev = r, r = r->newer) {
+        uintptr_t base = addr(r), last = base + (r->chunks - 1) * PM_CHUNK;
+        if (r->older != prev)
+            pm_fatal("pool check", (void *)base, "age list broken");
+        if (!(nonempty >> class_of(r->chunks) & 1))
+            pm_fatal("pool check", (void *)base, "run filed in the wrong class");
+        if (r->dirty > r->chunks * PM_CHUNK)
+            pm_fatal("pool check", (void *)base, "more dirty bytes than the run holds");
+        if (!r->chunks || run_at(pm_chunk_at(base)) != r || run_at(pm_chunk_at(last)) != r)
+            pm_fatal("pool check", (void *)base, "boundary tags do not name the run's record");
+        for (uintptr_t a = base + PM_CHUNK; a < last; a += PM_CHUNK)
+            if (pm_chunk_at(a)->tag != PM_TAG_FREE || pm_chunk_at(a)->link)
+                pm_fatal("pool check", (void *)a, "interior chunk not marked free");
+        if (run_at(base ? pm_chunk_entry_of(base - 1) : 0) || run_at(pm_chunk_entry_of(last + PM_CHUNK)))
+            pm_fatal("pool check", r, "free neighbours not coalesced");
+        chunks += r->chunks;
+        runs++;
+    }
+    for (unsigned c = 0; c < CLASSES; c++)
+        if (!lists[c] != !(nonempty >> c & 1))
+            pm_fatal("pool check", lists[c], "class bitmap disagrees with its list");
+    if (chunks != free_chunks || runs != nruns || free_chunks > mapped_chunks)
+        pm_fatal("pool check", 0, "counts disagree with the runs");
+    pm_lock_drop(&lock);
+}
+
+void pm_pool_prefork(void)
+{
+    pm_lock_take(&lock);
+}
+
+void pm_pool_postfork(void)
+{
+    pm_lock_drop(&lock);
+}

@@ -1,0 +1,71 @@
+/* The supply of chunks: runs of whole, 2 MiB-aligned chunks for the bins
+ * (one chunk at a time) and for huge objects (one run each), and the pool
+ * of free runs they give back, shared by every size class.
+ *
+ * A free run is coalesced with its free neighbours when it comes back
+ * (the chunk table names its record on its first and last chunk, as
+ * boundary tags; records live apart, so a free run's pages are never
+ * touched), and kept with whatever pages it has committed, so the next taker reuses them without page
+ * faults.  Takers get the best fit, newest first, from the front of a run.
+ * Each free run counts the bytes it may hold committed (a bound: where in
+ * the run they lie is not known, so every piece cut from it keeps the
+ * bound), and the sum is counted dirty by the footprint rule
+ * (footprint.h); only a run counted 0 reads as zero.  A purged run is unmapped, not only
+ * uncommitted, so the address space held follows the footprint rather than
+ * the history of size classes.
+ *
+ * New address space comes in reservations that grow with what is mapped
+ * (a quarter of it, from 4 to 64 MiB), so a small program maps little.
+ * A reservation joins the pool as a free run with nothing committed.
+ *
+ * Every chunk of a reservation is, at any time, in exactly one of: a bin
+ * (tag bin + 1), a huge object (PM_TAG_HUGE, PM_TAG_HUGE_BODY), the pool
+ * (PM_TAG_FREE); or is unmapped (tag 0). */
+#ifndef PM_CHUNK_POOL_H
+#define PM_CHUNK_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A run of `chunks` chunks aligned to `align` (a power of two, at least
+ * PM_CHUNK).  Its first chunk is tagged `tag` with `link`, the others
+ * PM_TAG_HUGE_BODY with the run's length.  *dirty says how many of its
+ * bytes may hold committed pages and old contents; they are the caller's
+ * now, no longer counted dirty.  NULL when the kernel has no address space
+ * to give, even after every free run was unmapped. */
+void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty);
+
+/* Takes the `chunks` chunks from `end` on, if they are free, to grow the
+ * run that ends there; they are tagged PM_TAG_HUGE_BODY with link 0 (the
+ * caller sets the length).  1 if it took them; *dirty as for pm_pool_take. */
+int pm_pool_extend(uintptr_t end, size_t chunks, size_t *dirty);
+
+/* Moves the pages of the caller's run at base, `chunks` long, to the front
+ * of a new run of `grown` chunks, tagged as by pm_pool_take; the old run's
+ * address space is unmapped.  NULL (nothing changed) when no run could be
+ * had. */
+void *pm_pool_move(void *base, size_t chunks, size_t grown, uint32_t tag, uint32_t link);
+
+/* Gives back a run whose chunks the caller owns; up to `dirty` of its
+ * bytes may hold committed pages (counted dirty from now on). */
+void pm_pool_put(void *base, size_t chunks, size_t dirty);
+
+/* Unmaps the free run that has been free longest if it came back before
+ * `before` (ms, pm_os_now_ms), or whatever its age when force.  1 if it
+ * unmapped one. */
+int pm_pool_purge_one(uint32_t before, int force);
+
+/* Chunks mapped, and chunks and runs in the pool. */
+struct pm_pool_census {
+    size_t mapped, free, runs;
+};
+void pm_pool_census(struct pm_pool_census *out);
+
+/* Checks every invariant of the pool against the chunk table; ends in
+ * pm_fatal naming the first that fails. */
+void pm_pool_check(void);
+
+void pm_pool_prefork(void);
+void pm_pool_postfork(void);
+
+#endif

@@ -1,0 +1,138 @@
+/* Chunk pool: runs are aligned and tagged as asked, free runs coalesce and
+ * are reused best fit, a clean run reads as zero, runs grow in place or
+ * move with their contents, purging unmaps (the chunks then read "gone"),
+ * and every mapped chunk is in exactly one place (checked against the
+ * chunk table after each step). */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <sys/mman.h>
+#include "chunk_pool.h"
+#include "chunk_table.h"
+#include "unit.h"
+
+/* Chunks of the table tagged in [lo, hi], over every covered leaf. */
+static size_t count_tagged(uint32_t lo, uint32_t hi)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < 1ul << PM_TOP_BITS; t++) {
+        if (!pm_chunk_table.top[t])
+            continue;
+        for (size_t i = 0; i < 1ul << PM_LEAF_BITS; i++) {
+            uint32_t tag = pm_chunk_at((t << PM_LEAF_SHIFT) + i * PM_CHUNK)->tag;
+            n += tag >= lo && tag <= hi;
+        }
+    }
+    return n;
+}
+
+static size_t owned; /* chunks the test holds as bin chunks or huge runs */
+
+static void census(void)
+{
+    pm_pool_check();
+    struct pm_pool_census c;
+    pm_pool_census(&c);
+    CHECK(count_tagged(PM_TAG_FREE, PM_TAG_FREE) == c.free);
+    CHECK(count_tagged(1, PM_TAG_HUGE_BODY) == owned);
+    CHECK(c.mapped == c.free + owned);
+}
+
+static int mapped(void *p)
+{
+    unsigned char v;
+    return mincore(p, PM_PAGE, &v) == 0;
+}
+
+int main(void)
+{
+    size_t dirty;
+    char *a = pm_pool_take(1, PM_CHUNK, 3 + 1, 7, &dirty);
+    owned = 1;
+    CHECK(a && ((uintptr_t)a & (PM_CHUNK - 1)) == 0 && dirty == 0);
+    CHECK(pm_bin_of_addr((uintptr_t)a + 12345) == 3 && pm_chunk_lane((uintptr_t)a) == 7);
+    for (size_t i = 0; i < PM_CHUNK; i += PM_PAGE)
+        CHECK(a[i] == 0);
+    census();
+
+    /* A three-chunk run: first chunk tagged as asked, the rest body. */
+    char *h = pm_pool_take(3, PM_CHUNK, PM_TAG_HUGE, 1000, &dirty);
+    owned += 3;
+    CHECK(h && dirty == 0);
+    CHECK(pm_chunk_entry_of((uintptr_t)h)->tag == PM_TAG_HUGE && pm_chunk_entry_of((uintptr_t)h)->link == 1000);
+    CHECK(pm_chunk_entry_of((uintptr_t)h + 2 * PM_CHUNK)->tag == PM_TAG_HUGE_BODY);
+    CHECK(pm_chunk_entry_of((uintptr_t)h + 2 * PM_CHUNK)->link == 3);
+    census();
+
+    /* Given back dirty, it is reused first, and says so. */
+    memset(h, 9, PM_CHUNK);
+    pm_pool_put(h, 3, PM_CHUNK);
+    owned -= 3;
+    CHECK(pm_chunk_entry_of((uintptr_t)h + PM_CHUNK)->tag == PM_TAG_FREE);
+    census();
+    char *h2 = pm_pool_take(2, PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
+    owned += 2;
+    CHECK(dirty > 0);
+    census();
+
+    /* Neighbours coalesce whatever order they come back in. */
+    char *r[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+        owned++;
+    }
+    census();
+    int order[4] = {2, 0, 3, 1};
+    for (int i = 0; i < 4; i++) {
+        pm_pool_put(r[order[i]], 1, 0);
+        owned--;
+        census();
+    }
+    pm_pool_put(h2, 2, PM_CHUNK);
+    owned -= 2;
+    census();
+
+    /* Alignment beyond a chunk. */
+    char *big = pm_pool_take(2, 8 * PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
+    owned += 2;
+    CHECK(big && ((uintptr_t)big & (8 * PM_CHUNK - 1)) == 0);
+    census();
+
+    /* Growing in place into free chunks that follow, then moving. */
+    pm_pool_put(big + PM_CHUNK, 1, 0);
+    owned--;
+    census();
+    big[100] = 42;
+    if (pm_pool_extend((uintptr_t)big + PM_CHUNK, 2, &dirty)) {
+        owned += 2;
+        CHECK(pm_chunk_entry_of((uintptr_t)big + 2 * PM_CHUNK)->tag == PM_TAG_HUGE_BODY);
+        pm_chunk_set((uintptr_t)big + PM_CHUNK, 2 * PM_CHUNK, PM_TAG_HUGE_BODY, 3);
+        census();
+    } else {
+        CHECK(pm_pool_extend((uintptr_t)big + PM_CHUNK, 1, &dirty));
+        owned += 1;
+        pm_chunk_set((uintptr_t)big + PM_CHUNK, PM_CHUNK, PM_TAG_HUGE_BODY, 2);
+    }
+    size_t len = pm_chunk_entry_of((uintptr_t)big + PM_CHUNK)->link;
+    char *moved = pm_pool_move(big, len, len + 5, PM_TAG_HUGE, 77);
+    CHECK(moved && moved != big && moved[100] == 42);
+    CHECK(pm_chunk_entry_of((uintptr_t)big)->tag == PM_TAG_GONE && !mapped(big));
+    owned += 5;
+    census();
+
+    /* Purging unmaps every free run. */
+    struct pm_pool_census c;
+    pm_pool_census(&c);
+    CHECK(c.free > 0);
+    while (pm_pool_purge_one(0, 1))
+        ;
+    pm_pool_census(&c);
+    CHECK(c.free == 0 && c.runs == 0);
+    census();
+
+    pm_pool_put(a, 1, PM_CHUNK);
+    pm_pool_put(moved, len + 5, PM_CHUNK);
+    owned = 0;
+    census();
+    printf("chunk_pool ok\n");
+    return 0;
+}
