@@ -4,13 +4,15 @@
  * no overlap with any live block, contents kept by realloc, zeroes from
  * calloc, errors for bad arguments; every live block's bytes are verified
  * before it is freed or resized.  At the end of an input all is freed and
- * pm_trim must leave no huge bytes and no folio in use. */
+ * pm_trim must leave no huge bytes and no folio in use, and the chunk
+ * pool's invariants must hold. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "chunk_pool.h"
 #include "primalloc.h"
 
 #define SLOTS 64
@@ -295,5 +297,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (st.huge_bytes || st.folios_in_use)
         FAIL("after freeing everything and pm_trim: %zu huge bytes, %zu folios in use",
              st.huge_bytes, st.folios_in_use);
+    pm_pool_check();
     return 0;
 }

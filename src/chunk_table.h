@@ -11,8 +11,12 @@
  * the byte offset of its leaf from the zero leaf; an offset of 0 selects
  * the zero leaf itself, which is never written and so reads "not ours" for
  * every chunk.  A lookup therefore needs no initialisation and no test for
- * a missing leaf, and the table costs 128 KiB of address space at start and
- * one 64 KiB leaf for each 16 GiB span that holds primalloc's memory.
+ * a missing leaf.  The leaves of 16 spans around the first memory primalloc
+ * maps form one array in .bss, the window, which free's fast path indexes
+ * directly (one subtraction, one compare, one load, as a flat table);
+ * spans outside it get a leaf of their own, mapped when first needed.  The
+ * table costs 1.1 MiB of address space at start and 64 KiB for each span
+ * outside the window that holds primalloc's memory.
  *
  * Promises: an entry reads 0 until pm_chunk_set writes it; leaves are
  * never freed, so an entry pointer stays valid for the life of the
@@ -30,6 +34,8 @@
 #define PM_LEAF_BITS 13
 #define PM_LEAF_SHIFT (PM_CHUNK_SHIFT + PM_LEAF_BITS)
 #define PM_TOP_BITS (PM_ADDRESS_BITS - PM_LEAF_SHIFT)
+#define PM_WINDOW_SPANS 16
+#define PM_WINDOW_CHUNKS ((uintptr_t)PM_WINDOW_SPANS << PM_LEAF_BITS)
 
 /* tag: 0 for memory that is not primalloc's, bin + 1 for a chunk of a bin,
  * or one of the kinds below.  link: for a bin's chunk, the carving lane it
@@ -51,9 +57,16 @@ enum {
                                  freed pointer of primalloc's can name it */
 };
 
+/* The zero leaf comes first, so that the table's own address is the base
+ * every leaf offset is taken from.  window[i] is the entry of chunk
+ * window_from + i; window_from is set once, before any entry of the
+ * window is written, so a reader that sees it 0 reads only zeros there. */
 struct pm_chunk_table {
-    uintptr_t top[1ul << PM_TOP_BITS];
     struct pm_chunk_entry zero_leaf[1ul << PM_LEAF_BITS];
+    struct pm_chunk_entry window[PM_WINDOW_CHUNKS];
+    uintptr_t top[1ul << PM_TOP_BITS];
+    uintptr_t window_from;
+    uint32_t window_placed;
 };
 
 #pragma GCC visibility push(hidden)
@@ -70,29 +83,44 @@ static inline struct pm_chunk_entry pm_chunk_read(const struct pm_chunk_entry *e
     return v;
 }
 
+/* The entry of the chunk holding address a, in span `span` (a's top
+ * index, below 2^PM_TOP_BITS).  The leaf's offset and a's byte index in
+ * it add up before one load, relative to the table's start. */
+static inline struct pm_chunk_entry *pm_chunk_in(uintptr_t span, uintptr_t a)
+{
+    char *table = (char *)&pm_chunk_table;
+    uintptr_t *top = (uintptr_t *)(table + offsetof(struct pm_chunk_table, top) + span * sizeof(uintptr_t));
+    uintptr_t leaf = __atomic_load_n(top, __ATOMIC_ACQUIRE);
+    uintptr_t at = leaf + ((a >> (PM_CHUNK_SHIFT - 3)) & (((1ul << PM_LEAF_BITS) - 1) << 3));
+    return (struct pm_chunk_entry *)(table + at);
+}
+
 /* The entry of the chunk holding address a, which must lie below
  * 2^PM_ADDRESS_BITS.  Read only, unless pm_chunk_set has written it. */
 static inline struct pm_chunk_entry *pm_chunk_at(uintptr_t a)
 {
-    uintptr_t leaf = __atomic_load_n(&pm_chunk_table.top[a >> PM_LEAF_SHIFT], __ATOMIC_ACQUIRE);
-    struct pm_chunk_entry *l = (struct pm_chunk_entry *)((char *)pm_chunk_table.zero_leaf + leaf);
-    return &l[(a >> PM_CHUNK_SHIFT) & ((1ul << PM_LEAF_BITS) - 1)];
+    return pm_chunk_in(a >> PM_LEAF_SHIFT, a);
 }
 
 /* The entry of the chunk holding address a, or NULL when a lies outside
  * the table. */
 static inline struct pm_chunk_entry *pm_chunk_entry_of(uintptr_t a)
 {
-    return pm_likely(a >> PM_ADDRESS_BITS == 0) ? pm_chunk_at(a) : 0;
+    uintptr_t span = a >> PM_LEAF_SHIFT;
+    return pm_likely(span < 1ul << PM_TOP_BITS) ? pm_chunk_in(span, a) : 0;
 }
 
 /* The bin of address a, or a value >= PM_NBINS when a is not in a bin's
  * chunk (a huge object, a free chunk, foreign memory, NULL). */
 static inline unsigned pm_bin_of_addr(uintptr_t a)
 {
-    if (pm_unlikely(a >> PM_ADDRESS_BITS))
+    uintptr_t i = (a >> PM_CHUNK_SHIFT) - pm_chunk_table.window_from;
+    if (pm_likely(i < PM_WINDOW_CHUNKS))
+        return pm_chunk_table.window[i].tag - 1;
+    uintptr_t span = a >> PM_LEAF_SHIFT;
+    if (pm_unlikely(span >= 1ul << PM_TOP_BITS))
         return PM_NBINS;
-    return pm_chunk_at(a)->tag - 1;
+    return pm_chunk_in(span, a)->tag - 1;
 }
 
 /* The carving lane of the bin's chunk holding address a. */
