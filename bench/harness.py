@@ -91,6 +91,7 @@ WORKLOADS = [
              ("ops=15000000", "ops=400000", "ops=5000"), threaded=True),
     Workload("malloc-large", c("malloc_large", "min=5m max=25m"),
              ("ops=225", "ops=40", "ops=5")),
+    Workload("phases", c("phases"), ("bytes=512m", "bytes=64m", "bytes=1m")),
     Workload("microbench", c("microbench"),
              ("pairs=40000000", "pairs=4000000", "pairs=10000"),
              variants=[(str(s), "size=%d" % s) for s in

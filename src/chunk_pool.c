@@ -7,6 +7,10 @@
 
 #define RESERVE_MIN (2 * PM_CHUNK)
 #define RESERVE_MAX (32 * PM_CHUNK)
+/* A purge unmaps at most this many chunks, from the end of a run: the
+ * footprint rule asks for what it is over by, not for whole runs that
+ * coalescing made large. */
+#define PURGE_CHUNKS 4
 
 /* A free run's record.  Records live apart from the runs: writing one
  * into a run would commit a page of it, or a whole huge page where the
@@ -102,7 +106,7 @@ static void link_run(struct free_run *r)
     newest = r;
     free_chunks += r->chunks;
     nruns++;
-    pm_fp_dirty((long)r->dirty);
+    pm_fp_pooled((long)r->dirty);
 }
 
 static void unlink_run(struct free_run *r)
@@ -124,7 +128,7 @@ static void unlink_run(struct free_run *r)
         newest = r->older;
     free_chunks -= r->chunks;
     nruns--;
-    pm_fp_dirty(-(long)r->dirty);
+    pm_fp_pooled(-(long)r->dirty);
 }
 
 static size_t at_most(size_t a, size_t b)
@@ -349,9 +353,12 @@ int pm_pool_purge_one(uint32_t before, int force)
         return 0;
     }
     unlink_run(r);
-    uintptr_t base = addr(r);
-    size_t chunks = r->chunks;
-    drop_record(r);
+    size_t chunks = r->chunks < PURGE_CHUNKS ? r->chunks : PURGE_CHUNKS;
+    uintptr_t base = addr(r) + (r->chunks - chunks) * PM_CHUNK;
+    if (chunks < r->chunks)
+        file_run(r, addr(r), r->chunks - chunks, r->dirty, r->since);
+    else
+        drop_record(r);
     forget_locked(base, chunks);
     pm_lock_drop(&lock);
     pm_os_unmap((void *)base, chunks * PM_CHUNK);

@@ -9,7 +9,7 @@
  * faults.  Takers get the best fit, newest first, from the front of a run.
  * Each free run counts the bytes it may hold committed (a bound: where in
  * the run they lie is not known, so every piece cut from it keeps the
- * bound), and the sum is counted dirty by the footprint rule
+ * bound), and the sum is counted as pooled by the footprint rule
  * (footprint.h); only a run counted 0 reads as zero.  A purged run is unmapped, not only
  * uncommitted, so the address space held follows the footprint rather than
  * the history of size classes.
@@ -31,8 +31,8 @@
  * PM_CHUNK).  Its first chunk is tagged `tag` with `link`, the others
  * PM_TAG_HUGE_BODY with the run's length.  *dirty says how many of its
  * bytes may hold committed pages and old contents; they are the caller's
- * now, no longer counted dirty.  NULL when the kernel has no address space
- * to give, even after every free run was unmapped. */
+ * now, no longer counted as pooled.  NULL when the kernel has no address
+ * space to give, even after every free run was unmapped. */
 void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty);
 
 /* Takes the `chunks` chunks from `end` on, if they are free, to grow the
@@ -47,12 +47,12 @@ int pm_pool_extend(uintptr_t end, size_t chunks, size_t *dirty);
 void *pm_pool_move(void *base, size_t chunks, size_t grown, uint32_t tag, uint32_t link);
 
 /* Gives back a run whose chunks the caller owns; up to `dirty` of its
- * bytes may hold committed pages (counted dirty from now on). */
+ * bytes may hold committed pages (counted as pooled from now on). */
 void pm_pool_put(void *base, size_t chunks, size_t dirty);
 
-/* Unmaps the free run that has been free longest if it came back before
- * `before` (ms, pm_os_now_ms), or whatever its age when force.  1 if it
- * unmapped one. */
+/* Unmaps up to 8 MiB from the end of the free run that has been free
+ * longest, if it came back before `before` (ms, pm_os_now_ms), or whatever
+ * its age when force.  1 if it unmapped any. */
 int pm_pool_purge_one(uint32_t before, int force);
 
 /* Chunks mapped, and chunks and runs in the pool. */

@@ -139,6 +139,8 @@ static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
         s->nonempty[k / 64] &= ~(1ull << (k % 64));
 }
 
+#define DENSE_CHUNKS 8
+
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
 {
     unsigned lane = pm_folio_lane();
@@ -153,8 +155,10 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         PM_ASSERT(!c || c->used + c->purging == c->carved);
         if (c)
             c->wild = 0;
-        /* Folios are uncommitted one by one: no huge pages here. */
-        pm_os_hugepage(fresh, PM_CHUNK, 0);
+        /* A bin that already fills DENSE_CHUNKS is dense enough that a
+         * new chunk is worth one huge page (one fault, one TLB entry);
+         * a sparser one would commit 2 MiB for a few objects. */
+        pm_os_hugepage(fresh, PM_CHUNK, s->chunks >= DENSE_CHUNKS);
         *wild = c = fresh;
         c->carved = c->used = c->purging = 0;
         c->wild = 1;

@@ -1,7 +1,7 @@
 #include "footprint.h"
 #include "os.h"
 
-static size_t inuse_bytes, dirty_bytes, peak_bytes;
+static size_t inuse_bytes, dirty_bytes, pooled_bytes, peak_bytes;
 
 void pm_fp_inuse(long delta)
 {
@@ -13,15 +13,35 @@ void pm_fp_inuse(long delta)
         ;
 }
 
-void pm_fp_dirty(long delta)
+static void move(size_t *counter, long delta)
 {
-    size_t now = __atomic_add_fetch(&dirty_bytes, (size_t)delta, __ATOMIC_RELAXED);
+    size_t now = __atomic_add_fetch(counter, (size_t)delta, __ATOMIC_RELAXED);
     PM_ASSERT((long)now >= 0);
     (void)now;
 }
 
-int pm_fp_over_peak(void)
+void pm_fp_dirty(long delta)
 {
-    return __atomic_load_n(&inuse_bytes, __ATOMIC_RELAXED) + __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED) >
-           __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+    move(&dirty_bytes, delta);
+}
+
+void pm_fp_pooled(long delta)
+{
+    move(&pooled_bytes, delta);
+}
+
+static size_t committed(void)
+{
+    return __atomic_load_n(&inuse_bytes, __ATOMIC_RELAXED) + __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED);
+}
+
+int pm_fp_folios_over(void)
+{
+    return committed() > __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+}
+
+int pm_fp_pool_over(void)
+{
+    size_t peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+    return committed() + __atomic_load_n(&pooled_bytes, __ATOMIC_RELAXED) > peak + peak / 8;
 }

@@ -1,13 +1,17 @@
 /* The footprint counters shared by folios, the chunk pool and huge
- * objects: bytes in use (in folios that hold objects, and in huge objects)
- * and bytes dirty (empty, but maybe still committed), with the high-water
- * mark of bytes in use.  The rule they serve (purge.h): freed memory stays
- * committed so that allocating again costs no page faults, but committed
- * memory stays under the high-water mark, and nothing stays dirty longer
- * than PM_DECAY_MS.
+ * objects: bytes in use (in folios that hold objects, and in huge
+ * objects), bytes dirty (empty folios, maybe still committed) and bytes
+ * pooled (free runs of the chunk pool, maybe still committed), with the
+ * high-water mark of bytes in use.  The rule they serve (purge.h): freed
+ * memory stays committed so that allocating again costs no page faults,
+ * but in use and dirty stay under the mark, in use, dirty and pooled under
+ * the mark and an eighth, and nothing stays dirty or pooled longer than
+ * PM_DECAY_MS.  The eighth lets whole freed chunks, which any size class
+ * and huge object can reuse, outlive the moment a program's in-use bytes
+ * shift from one object to the next.
  *
- * Promises: in use and dirty never go below zero (checked in debug
- * builds); the mark never falls. */
+ * Promises: no counter goes below zero (checked in debug builds); the mark
+ * never falls. */
 #ifndef PM_FOOTPRINT_H
 #define PM_FOOTPRINT_H
 
@@ -18,8 +22,11 @@
 
 void pm_fp_inuse(long delta);
 void pm_fp_dirty(long delta);
+void pm_fp_pooled(long delta);
 
 /* Whether in use + dirty exceeds the high-water mark. */
-int pm_fp_over_peak(void);
+int pm_fp_folios_over(void);
+/* Whether in use + dirty + pooled exceeds the mark and an eighth. */
+int pm_fp_pool_over(void);
 
 #endif

@@ -6,11 +6,11 @@
 
 static uint32_t next_decay;
 
-/* Free runs go first: they are whole chunks, and unmapping them gives back
- * address space too. */
 void pm_purge_settle(void)
 {
-    while (pm_fp_over_peak() && (pm_pool_purge_one(0, 1) || pm_folio_purge_one(0, 1)))
+    while (pm_fp_pool_over() && pm_pool_purge_one(0, 1))
+        ;
+    while (pm_fp_folios_over() && pm_folio_purge_one(0, 1))
         ;
     uint32_t now = pm_os_now_ms(), due = __atomic_load_n(&next_decay, __ATOMIC_RELAXED);
     if ((int32_t)(now - due) < 0 ||
