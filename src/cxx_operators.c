@@ -1,8 +1,9 @@
 /* Every C++ operator new and delete, written in C under their mangled
  * names so that the library needs no C++ runtime.  A program that calls
- * them has libstdc++, whose new-handler and bad_alloc we reach through
+ * them has one, whose new-handler, bad_alloc and catch we reach through
  * weak references. */
 #include <stddef.h>
+#include <unwind.h>
 #include "os.h"
 #include "primalloc.h"
 
@@ -12,6 +13,8 @@
 typedef void (*new_handler)(void);
 extern new_handler _ZSt15get_new_handlerv(void) __attribute__((weak));
 extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));
+extern void *__cxa_begin_catch(void *exception) __attribute__((weak));
+extern void __cxa_end_catch(void) __attribute__((weak));
 
 static void *allocate(size_t size, size_t align)
 {
@@ -21,9 +24,58 @@ static void *allocate(size_t size, size_t align)
     return pm_posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) ? 0 : p;
 }
 
+/* The exception that ended this thread's last call_handler, from the
+ * personality routine to the frame it resumes. */
+static __thread struct _Unwind_Exception *handler_exception;
+
+/* The personality routine of call_handler's frame alone.  In the search
+ * phase it claims every C++ exception (class "C++\0", or "C++\1" from
+ * std::rethrow_exception; any vendor), so the unwinder stops there.  In
+ * that frame's cleanup phase it hands the exception over and resumes the
+ * frame where the call to the handler returns: the unwinder has restored
+ * the registers a call preserves, as for any landing pad.  Forced unwinds
+ * (thread exit and cancellation) and other languages' exceptions pass on.
+ * Only the assembler names it: not static, so the name stays as written,
+ * and hidden, so the PC-relative reference binds inside the library. */
+__attribute__((visibility("hidden"), used)) _Unwind_Reason_Code
+pm_new_handler_personality(int version, _Unwind_Action actions,
+                           _Unwind_Exception_Class exception_class,
+                           struct _Unwind_Exception *exception, struct _Unwind_Context *context)
+{
+    (void)context;
+    if (version != 1 || (exception_class & 0xffffff00) != ('C' << 24 | '+' << 16 | '+' << 8))
+        return _URC_CONTINUE_UNWIND;
+    if (actions & _UA_SEARCH_PHASE)
+        return _URC_HANDLER_FOUND;
+    if (!(actions & _UA_HANDLER_FRAME))
+        return _URC_CONTINUE_UNWIND;
+    handler_exception = exception;
+    return _URC_INSTALL_CONTEXT;
+}
+
+/* Calls h; returns the C++ exception it threw, NULL if it returned.  The
+ * directive gives this function's unwind entry the personality above
+ * (0x1b: its address PC-relative in 4 bytes).  The call to h is the only
+ * call here, so nothing else is caught; never inlined, so the personality
+ * covers no caller. */
+__attribute__((noinline)) static struct _Unwind_Exception *call_handler(new_handler h)
+{
+    __asm__(".cfi_personality 0x1b, pm_new_handler_personality");
+    h();
+    struct _Unwind_Exception *e = handler_exception;
+    handler_exception = 0;
+    return e;
+}
+
 /* Every form calls the new-handler until allocation succeeds or there is
  * no handler; then the throwing forms throw bad_alloc and the nothrow forms
- * return NULL (the standard's "as if the throwing form in a try"). */
+ * return NULL.  The nothrow forms are the throwing form inside a try whose
+ * catch (...) returns NULL ([new.delete.single]): an exception from the
+ * handler is caught as C++ catches it, begun and ended, which destroys it.
+ * The handler may throw only bad_alloc ([new.handler]), so catching any
+ * C++ exception catches no more than a conforming handler throws; and a
+ * C++ exception comes from a loaded C++ runtime, which binds the weak
+ * references to __cxa_begin_catch and __cxa_end_catch. */
 static void *new_with_handler(size_t size, size_t align, int nothrow)
 {
     for (;;) {
@@ -38,7 +90,16 @@ static void *new_with_handler(size_t size, size_t align, int nothrow)
                 _ZSt17__throw_bad_allocv();
             pm_fatal("operator new", 0, "out of memory");
         }
-        h();
+        if (!nothrow) {
+            h();
+            continue;
+        }
+        struct _Unwind_Exception *e = call_handler(h);
+        if (e) {
+            __cxa_begin_catch(e);
+            __cxa_end_catch();
+            return 0;
+        }
     }
 }
 
