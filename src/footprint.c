@@ -44,3 +44,9 @@ void pm_fp_purge_all(void)
     while (pm_huge_purge_one(0, 1) || pm_folio_purge_one(0, 1))
         ;
 }
+
+void pm_fp_read(size_t *dirty, size_t *peak)
+{
+    *dirty = __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED);
+    *peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+}

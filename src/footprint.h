@@ -23,4 +23,7 @@ void pm_fp_settle(void);
 /* Gives back all dirty memory now. */
 void pm_fp_purge_all(void);
 
+/* For statistics: dirty bytes, and the high-water mark of memory in use. */
+void pm_fp_read(size_t *dirty, size_t *peak);
+
 #endif

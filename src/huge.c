@@ -104,6 +104,7 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
     }
     pm_chunk_set((uintptr_t)base, PM_CHUNK, PM_TAG_HUGE + order, (uint32_t)pages);
     pm_stat_add(&pm_stats_global.huge_bytes, (long)(pages * PM_PAGE));
+    pm_stat_add(&pm_stats_global.huge_objects, 1);
     pm_fp_inuse((long)(pages * PM_PAGE));
     if (!r)
         pm_fp_settle();
@@ -135,6 +136,7 @@ void pm_huge_free(void *p, struct pm_chunk_entry *e)
     dirty_first = r;
     pm_lock_drop(&lock);
     pm_stat_add(&pm_stats_global.huge_bytes, -bytes);
+    pm_stat_add(&pm_stats_global.huge_objects, -1);
     pm_fp_inuse(-bytes);
     pm_fp_dirty(bytes);
     pm_fp_settle();
