@@ -42,7 +42,8 @@ void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane);
 /* Returns every cached object to its folio. */
 void pm_cache_drain(void);
 
-/* Objects of bin held by the CPU and global levels (for tests). */
+/* Objects of bin held by the CPU and global levels (for tests and
+ * statistics). */
 size_t pm_cache_count(unsigned bin);
 
 void pm_cache_prefork(void);

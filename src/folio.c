@@ -47,13 +47,16 @@ struct list {
     struct pm_folio *first, *last;
 };
 
+/* carved_folios and taken share the line of nonempty, which each
+ * allocation under the lock reads and most frees write. */
 struct pm_bin_state {
     uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial[k] has a folio */
+    size_t carved_folios;
+    size_t taken;                              /* objects not free in their folios */
     struct list partial[PM_MAX_FOLIO_OBJS];    /* by free count, 1 .. objects - 1 */
     struct list dirty;                         /* newest first */
     struct list clean;
     struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
-    size_t carved_folios;
     size_t chunks;
 } __attribute__((aligned(64)));
 
@@ -333,6 +336,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
         if (f->nfree)
             partial_push(s, f);
     }
+    s->taken += want - need;
     pm_lock_drop(bin_lock(bin));
     if (grew)
         pm_purge_settle();
@@ -432,6 +436,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             in_run++;
         }
         nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
+        s->taken -= n;
         pm_lock_drop(bin_lock(bin));
         for (unsigned i = 0; i < nleft; i++)
             to_pool(&left[i]);
@@ -442,18 +447,10 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
 void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
 {
     struct pm_bin_state *s = &bins[bin];
-    size_t nfree = 0;
     pm_lock_take(bin_lock(bin));
-    for (unsigned k = 1; k < PM_MAX_FOLIO_OBJS; k++)
-        for (struct pm_folio *f = s->partial[k].first; f; f = f->next)
-            nfree += f->nfree;
-    for (struct pm_folio *f = s->dirty.first; f; f = f->next)
-        nfree += f->nfree;
-    for (struct pm_folio *f = s->clean.first; f; f = f->next)
-        nfree += f->nfree;
     *carved = s->carved_folios << pm_bins[bin].folio_log;
+    *free_in_folios = *carved - s->taken;
     pm_lock_drop(bin_lock(bin));
-    *free_in_folios = nfree;
 }
 
 void pm_folio_prefork(void)

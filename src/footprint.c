@@ -45,3 +45,9 @@ int pm_fp_pool_over(void)
     size_t peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
     return committed() + __atomic_load_n(&pooled_bytes, __ATOMIC_RELAXED) > peak + peak / 8;
 }
+
+void pm_fp_read(size_t *dirty, size_t *peak)
+{
+    *dirty = __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED) + __atomic_load_n(&pooled_bytes, __ATOMIC_RELAXED);
+    *peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+}

@@ -29,4 +29,8 @@ int pm_fp_folios_over(void);
 /* Whether in use + dirty + pooled exceeds the mark and an eighth. */
 int pm_fp_pool_over(void);
 
+/* For statistics: dirty and pooled bytes together, and the high-water
+ * mark of bytes in use. */
+void pm_fp_read(size_t *dirty, size_t *peak);
+
 #endif

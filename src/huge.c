@@ -73,6 +73,7 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
     if (dirty)
         *dirty = had != 0;
     account((long)pages);
+    pm_stat_add(&pm_stats_global.huge_objects, 1);
     if (!had)
         pm_purge_settle();
     return base;
@@ -94,6 +95,7 @@ void pm_huge_free(void *p, struct pm_chunk_entry *e)
         __builtin_memcpy(&expect, &seen, sizeof expect);
     } while (!__atomic_compare_exchange_n((word *)e, &expect, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     account(-(long)seen.link);
+    pm_stat_add(&pm_stats_global.huge_objects, -1);
     pm_pool_put(p, run_chunks(p), seen.link * PM_PAGE);
     pm_purge_settle();
 }

@@ -9,6 +9,7 @@ struct pm_counters {
     size_t chunks;        /* chunks given to bins */
     size_t folios_in_use; /* folios carved and not empty */
     size_t huge_bytes;    /* bytes of huge objects in use (page-rounded) */
+    size_t huge_objects;  /* huge objects in use */
 };
 
 extern struct pm_counters pm_stats_global;

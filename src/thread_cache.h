@@ -167,7 +167,7 @@ static inline uint64_t pm_tc_spread(void)
 /* Returns this thread's cached objects to the shared levels. */
 void pm_tc_flush(void);
 
-/* Objects of bin cached by this thread (for tests). */
+/* Objects of bin cached by this thread (for tests and statistics). */
 size_t pm_tc_count(unsigned bin);
 
 #endif
