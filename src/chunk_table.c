@@ -50,11 +50,13 @@ int pm_chunk_table_cover(uintptr_t base, size_t size)
     return 1;
 }
 
+/* Each entry is written whole, in one store, as pm_chunk_read reads it. */
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link)
 {
-    for (uintptr_t a = base; a < base + size; a += PM_CHUNK) {
-        struct pm_chunk_entry *e = pm_chunk_at(a);
-        e->link = link;
-        __atomic_store_n(&e->tag, tag, __ATOMIC_RELEASE);
-    }
+    typedef uint64_t __attribute__((may_alias)) word;
+    struct pm_chunk_entry v = {tag, link};
+    uint64_t w;
+    __builtin_memcpy(&w, &v, sizeof w);
+    for (uintptr_t a = base; a < base + size; a += PM_CHUNK)
+        __atomic_store_n((word *)pm_chunk_at(a), w, __ATOMIC_RELEASE);
 }

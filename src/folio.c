@@ -220,12 +220,18 @@ struct leaving {
 
 /* With the bin lock held: if chunk c no longer belongs to its bin, takes
  * its empty folios off the bin's lists and returns 1 with what the pool
- * needs in *out.  Its header pages count as dirty from then on. */
+ * needs in *out.  Its header pages count as dirty from then on.  A chunk a
+ * lane carves from stays, unless `unwild`: the free path keeps it, so that
+ * a bin holding a few objects does not trade its chunk with the pool, and
+ * the purge path lets it go once it is empty. */
 static int leave_bin(struct pm_bin_state *s, const struct pm_bin *b, struct pm_chunk_header *c,
-                     struct leaving *out)
+                     int unwild, struct leaving *out)
 {
-    if (c->used || c->wild || c->purging)
+    if (c->used || c->purging || (c->wild && !unwild))
         return 0;
+    for (unsigned l = 0; c->wild && l < PM_CARVE_LANES; l++)
+        if (s->wild[l] == c)
+            s->wild[l] = 0;
     size_t dirty = c->dirty_tail;
     for (uint32_t i = 0; i < c->carved; i++) {
         struct pm_folio *f = &c->folios[i];
@@ -273,7 +279,7 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
     push(&s->clean, f, CLEAN);
     c->purging--;
     struct leaving l;
-    int left = leave_bin(s, b, c, &l);
+    int left = leave_bin(s, b, c, 1, &l);
     pm_lock_drop(bin_lock(bin));
     if (left)
         to_pool(&l);
@@ -402,7 +408,7 @@ static int settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct p
     pm_stat_add(&pm_stats_global.folios_in_use, -1);
     struct pm_chunk_header *c = chunk_of(f);
     c->used--;
-    return leave_bin(s, b, c, out);
+    return leave_bin(s, b, c, 0, out);
 }
 
 #define FREE_GROUP 64
@@ -451,6 +457,14 @@ void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
     *carved = s->carved_folios << pm_bins[bin].folio_log;
     *free_in_folios = *carved - s->taken;
     pm_lock_drop(bin_lock(bin));
+}
+
+size_t pm_folio_chunks(unsigned bin)
+{
+    pm_lock_take(bin_lock(bin));
+    size_t n = bins[bin].chunks;
+    pm_lock_drop(bin_lock(bin));
+    return n;
 }
 
 void pm_folio_prefork(void)

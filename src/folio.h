@@ -51,6 +51,9 @@ int pm_folio_purge_one(uint32_t before, int force);
  * how many of them are free in their folios now. */
 void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios);
 
+/* For tests and statistics: chunks bin holds now. */
+size_t pm_folio_chunks(unsigned bin);
+
 void pm_folio_prefork(void);
 void pm_folio_postfork(void);
 

@@ -115,7 +115,6 @@ void *pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size)
         base = pm_pool_move(p, chunks, need, PM_TAG_HUGE, (uint32_t)now);
         if (!base)
             return 0;
-        e = pm_chunk_at((uintptr_t)base);
         chunks = need;
     }
     size_t keep = committed_end(now), was = committed_end(old);
@@ -125,7 +124,7 @@ void *pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size)
         pm_pool_put(base + need * PM_CHUNK, chunks - need, 0);
     if (need > 1)
         pm_chunk_set((uintptr_t)base + PM_CHUNK, (need - 1) * PM_CHUNK, PM_TAG_HUGE_BODY, (uint32_t)need);
-    e->link = (uint32_t)now;
+    pm_chunk_set((uintptr_t)base, PM_CHUNK, PM_TAG_HUGE, (uint32_t)now);
     choose_page_size(base, now, need);
     account((long)now - (long)old);
     return base;
