@@ -318,17 +318,33 @@ PM_API int pm_trim(void)
 
 /* ---- process-wide events ---- */
 
+/* glibc's lock on its list of open FILEs.  fflush(NULL) holds it while it
+ * waits for each FILE's lock, and getline, like other stdio calls, may
+ * allocate while holding a FILE's lock; glibc's fork takes the list lock
+ * after the prepare handlers and before its own malloc's locks.  Weak, so
+ * that a libc without them leaves them null. */
+extern void _IO_list_lock(void) __attribute__((weak));
+extern void _IO_list_unlock(void) __attribute__((weak));
+extern void _IO_list_resetlock(void) __attribute__((weak));
+
 /* Every lock is held across fork, in the order the code nests them, so
- * that the child starts with consistent structures. */
+ * that the child starts with consistent structures.  The FILE list's lock
+ * comes first, as it does before glibc's own malloc locks: taken after
+ * ours, a fork holding ours would wait for fflush(NULL) to drop it,
+ * fflush for a FILE that getline holds, and getline for our locks.  The
+ * list lock is recursive, so glibc's fork takes it again.  In the child,
+ * where glibc may have reset it already, it is reset rather than dropped. */
 static void prefork(void)
 {
+    if (_IO_list_lock)
+        _IO_list_lock();
     pm_cache_prefork();
     pm_folio_prefork();
     pm_chunk_prefork();
     pm_huge_prefork();
 }
 
-static void postfork(void)
+static void drop_locks(void)
 {
     pm_huge_postfork();
     pm_chunk_postfork();
@@ -336,9 +352,23 @@ static void postfork(void)
     pm_cache_postfork();
 }
 
+static void postfork_parent(void)
+{
+    drop_locks();
+    if (_IO_list_unlock)
+        _IO_list_unlock();
+}
+
+static void postfork_child(void)
+{
+    drop_locks();
+    if (_IO_list_resetlock)
+        _IO_list_resetlock();
+}
+
 __attribute__((constructor)) static void pm_register_fork(void)
 {
-    pthread_atfork(prefork, postfork, postfork);
+    pthread_atfork(prefork, postfork_parent, postfork_child);
 }
 
 #ifdef PM_STD_NAMES
