@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include "cache.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
@@ -321,25 +322,84 @@ PM_API int pm_trim(void)
 
 /* ---- process-wide events ---- */
 
-/* Every lock is held across fork, in the order the code nests them, so
- * that the child starts with consistent structures. */
+/* glibc's lock on its list of open FILEs.  fflush(NULL) holds it while it
+ * waits for each FILE's lock, and getline, like other stdio calls, may
+ * allocate while holding a FILE's lock; glibc's fork takes the list lock
+ * after the prepare handlers and before its own malloc's locks.  Weak, so
+ * that a libc without them leaves them null. */
+extern void _IO_list_lock(void) __attribute__((weak));
+extern void _IO_list_unlock(void) __attribute__((weak));
+extern void _IO_list_resetlock(void) __attribute__((weak));
+
+/* A process of several threads holds every lock across fork, in the
+ * order the code nests them, so that the child starts with consistent
+ * structures.  The FILE list's lock comes first, as it does before glibc's
+ * own malloc locks: taken after ours, a fork holding ours would wait for
+ * fflush(NULL) to drop it, fflush for a FILE that getline holds, and
+ * getline for our locks.  The list lock is recursive, so glibc's fork
+ * takes it again.  In the child, where glibc may have reset it already,
+ * it is reset rather than dropped.
+ *
+ * A process of one thread takes no lock, as glibc's fork then takes none
+ * of its malloc's: fork is async-signal-safe (POSIX.1-2008; glibc keeps
+ * it so while the process has one thread), and a signal handler may
+ * fork, or malloc, while the thread it interrupted is inside fork or
+ * malloc and holds locks the handler would wait for forever.  With one
+ * thread no other holds a lock, and the structures are as the interrupted
+ * call leaves them.  The child of a fork in a handler inherits that call's
+ * locks and half-done work, which it releases and completes, as the parent
+ * does, when the handler returns and the call resumes; until then the
+ * child, like the handler, may call only async-signal-safe functions, and
+ * malloc is not one.  With several threads a handler that forks while its
+ * own thread is inside the allocator waits forever, as with glibc's malloc.
+ *
+ * fork_locked records which of the two a fork did, for its parent and
+ * child handlers, whatever __libc_single_threaded says by then.  It is
+ * written under every lock, or with no other thread to race. */
+static int fork_locked;
+
 static void prefork(void)
 {
+    if (__libc_single_threaded) {
+        fork_locked = 0;
+        return;
+    }
+    if (_IO_list_lock)
+        _IO_list_lock();
     pm_cache_prefork();
     pm_folio_prefork();
     pm_pool_prefork();
+    fork_locked = 1;
 }
 
-static void postfork(void)
+static void drop_locks(void)
 {
     pm_pool_postfork();
     pm_folio_postfork();
     pm_cache_postfork();
 }
 
+static void postfork_parent(void)
+{
+    if (!fork_locked)
+        return;
+    drop_locks();
+    if (_IO_list_unlock)
+        _IO_list_unlock();
+}
+
+static void postfork_child(void)
+{
+    if (!fork_locked)
+        return;
+    drop_locks();
+    if (_IO_list_resetlock)
+        _IO_list_resetlock();
+}
+
 __attribute__((constructor)) static void pm_register_fork(void)
 {
-    pthread_atfork(prefork, postfork, postfork);
+    pthread_atfork(prefork, postfork_parent, postfork_child);
 }
 
 #ifdef PM_STD_NAMES

@@ -80,6 +80,11 @@ size_t rng_size(uint64_t *state, size_t lo, size_t hi);
 extern const size_t edge_sizes[];
 extern const size_t n_edge_sizes;
 
+/* A deadlock detector for the fork tests: unless the process has ended
+ * within seconds, SIGALRM prints that it made no progress and ends it with
+ * status 1.  The bound is far above a run's time under load. */
+void deadlock_watchdog(unsigned seconds);
+
 /* Resident set size of this process in bytes, from /proc/self/statm. */
 size_t rss_bytes(void);
 

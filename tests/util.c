@@ -1,6 +1,7 @@
 /* Implementation of the helpers declared in check.h. */
 #include "check.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,6 +99,23 @@ const size_t edge_sizes[] = {
     (2 << 20) - 1, 2 << 20, (2 << 20) + 1, (5 << 20) + 3,
 };
 const size_t n_edge_sizes = sizeof edge_sizes / sizeof edge_sizes[0];
+
+static void watchdog_expired(int sig)
+{
+    (void)sig;
+    static const char msg[] = "deadlock watchdog: the test made no progress in time\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(1);
+}
+
+void deadlock_watchdog(unsigned seconds)
+{
+    struct sigaction sa = {.sa_handler = watchdog_expired};
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+    alarm(seconds);
+}
 
 size_t rss_bytes(void)
 {
