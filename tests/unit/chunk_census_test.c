@@ -10,26 +10,13 @@
 #include <sys/wait.h>
 #include "chunk_pool.h"
 #include "chunk_table.h"
+#include "table_count.h"
 #include "folio.h"
 #include "primalloc.h"
 #include "unit.h"
 
 #define THREADS 4
 #define LIVE 64
-
-static size_t count_tagged(uint32_t lo, uint32_t hi)
-{
-    size_t n = 0;
-    for (size_t t = 0; t < 1ul << PM_TOP_BITS; t++) {
-        if (!pm_chunk_table.top[t])
-            continue;
-        for (size_t i = 0; i < 1ul << PM_LEAF_BITS; i++) {
-            uint32_t tag = pm_chunk_at((t << PM_LEAF_SHIFT) + i * PM_CHUNK)->tag;
-            n += tag >= lo && tag <= hi;
-        }
-    }
-    return n;
-}
 
 static void *churn(void *arg)
 {
