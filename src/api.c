@@ -393,6 +393,7 @@ static void postfork_child(void)
     if (!fork_locked)
         return;
     drop_locks();
+    pm_tc_fork_child();
     if (_IO_list_resetlock)
         _IO_list_resetlock();
 }

@@ -20,6 +20,65 @@ static void set_room(struct pm_tbin *t, unsigned room)
     t->room = (int32_t)room + pm_tc.bias;
 }
 
+/* The bytes a batch of bin fills: what an open list or a spare may hold. */
+static long batch_bytes(unsigned bin)
+{
+    return (long)pm_bins[bin].batch * pm_bins[bin].size;
+}
+
+/* Budgets (thread_cache.h).  Every thread has PM_TC_OWN_BUDGET, room for
+ * the lists of a few bins at a time and for a list of any bin up to
+ * 64 KiB; a thread whose lists need more doubles its budget, taking the
+ * difference from what is left of PM_TC_SHARED_BUDGET, up to
+ * PM_TC_MAX_BUDGET, and gives it back when it exits.  When neither its own
+ * nor the shared budget has room, the thread returns all it holds to the
+ * shared levels and starts again within its budget; a bin whose batch
+ * exceeds even the whole budget is served without a list, an object at a
+ * time.  So the threads of a process hold at most PM_TC_SHARED_BUDGET plus
+ * PM_TC_OWN_BUDGET each, however many there are, and a few busy threads
+ * hold what they use, as without a budget: PM_TC_MAX_BUDGET exceeds a list
+ * and a spare of every bin.  The fast paths are unchanged: the budget is
+ * checked where a list opens or a spare forms, both on slow paths.  A
+ * parked thread keeps what it holds (its lists are its own, with no lock),
+ * within its budget. */
+static long shared_left = PM_TC_SHARED_BUDGET;
+
+/* Whether the thread's budget has room for `bytes` more, doubled from the
+ * shared budget if need be. */
+static int fits(long bytes)
+{
+    long need = pm_tc.granted + bytes, budget = pm_tc.budget;
+    PM_ASSERT(budget >= PM_TC_OWN_BUDGET);
+    if (need <= budget)
+        return 1;
+    while (budget < need)
+        budget *= 2;
+    long more = budget - pm_tc.budget, left = __atomic_load_n(&shared_left, __ATOMIC_RELAXED);
+    do
+        if (budget > PM_TC_MAX_BUDGET || left < more)
+            return 0;
+    while (!__atomic_compare_exchange_n(&shared_left, &left, left - more, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+    pm_tc.budget = budget;
+    return 1;
+}
+
+static void tc_release(void);
+
+/* Grants bin a list, if need be after returning everything the thread
+ * holds.  Returns 0 if the list does not fit even then. */
+static int open_list(unsigned bin)
+{
+    long bytes = batch_bytes(bin);
+    if (!fits(bytes)) {
+        tc_release();
+        if (!fits(bytes))
+            return 0;
+    }
+    pm_tc.granted += bytes;
+    return 1;
+}
+
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -29,6 +88,7 @@ static void send_homeward(unsigned bin)
     struct pm_homeward *h = &pm_tc.homeward[bin];
     if (h->head)
         pm_cache_leave(bin, h->head, h->n, h->lane);
+    pm_tc.granted -= (long)h->n * pm_bins[bin].size;
     h->head = 0;
     h->n = 0;
 }
@@ -46,6 +106,7 @@ static void tc_release(void)
         t->spare = 0;
         send_homeward(bin);
     }
+    pm_tc.granted = 0;
 }
 
 /* Runs at thread exit.  Frees that come later in the thread's teardown
@@ -55,6 +116,8 @@ static void tc_exit(void *unused)
     (void)unused;
     pm_tc.state = TC_DEAD;
     tc_release();
+    __atomic_fetch_add(&shared_left, pm_tc.budget - PM_TC_OWN_BUDGET, __ATOMIC_RELAXED);
+    pm_tc.budget = PM_TC_OWN_BUDGET;
 }
 
 static void make_exit_key(void)
@@ -69,6 +132,7 @@ static void tc_start(void)
 {
     pm_tc.state = TC_LIVE;
     pm_tc.bias = PM_TC_NEW_BIAS;
+    pm_tc.budget = PM_TC_OWN_BUDGET;
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
         set_room(&pm_tc.bins[bin], 0);
     pthread_once(&exit_key_once, make_exit_key);
@@ -91,13 +155,23 @@ void *pm_tc_refill(unsigned bin)
     }
     struct pm_tbin *t = &pm_tc.bins[bin];
     void *list = t->spare;
-    if (list)
+    int open = room_of(t) || open_list(bin);
+    if (list) {
         t->spare = 0;
-    else
+        pm_tc.granted -= batch_bytes(bin);
+    } else {
         list = pm_cache_get(bin);
+    }
     if (!list && !(list = pm_folio_alloc(bin, n, &n))) {
         errno = ENOMEM;
         return 0;
+    }
+    if (!open) {
+        /* Served without a list: all but the object returned go back. */
+        if (--n)
+            pm_cache_leave(bin, *(void **)list, n, PM_CACHE_HERE);
+        ((void **)list)[1] = 0;
+        return list;
     }
     t->head = *(void **)list;
     set_room(t, pm_bins[bin].batch - n + 1);
@@ -126,15 +200,20 @@ static int new_thread_free(void *p, unsigned bin)
     int away = (pm_tc.allocates >> bin & 1) && lane != pm_folio_lane();
     if (away) {
         struct pm_homeward *h = &pm_tc.homeward[bin];
-        if (h->lane != lane)
+        long size = pm_bins[bin].size;
+        if (h->lane != lane || !fits(size))
             send_homeward(bin);
         pm_tc_link(p, h->head);
         h->head = p;
         h->lane = (uint16_t)lane;
+        pm_tc.granted += size;
         if (++h->n == pm_bins[bin].batch) {
+            pm_tc.granted -= h->n * size;
             h->head = 0;
             h->n = 0;
             pm_cache_put(bin, p, (int)lane);
+        } else if (pm_tc.granted > pm_tc.budget) {
+            send_homeward(bin);
         }
     }
     if (++pm_tc.frees == PM_TC_NEW_FREES) {
@@ -165,25 +244,35 @@ void pm_tc_overflow(void *p)
     if (pm_tc.bias && new_thread_free(p, bin))
         return;
     if (!t->head && !room_of(t)) {
-        /* This thread has not allocated from bin yet, so another thread
-         * did: at the head of this thread's list p would be the next
-         * object it gets, in a line with that thread's objects (passive
-         * false sharing: cache-scratch/t2 took 0.48 s, 0.10 s this way,
-         * mimalloc 0.10-0.11 s).  It waits with the objects exiting
-         * threads leave instead. */
+        /* This thread has not allocated from bin yet (since its lists
+         * were last returned), or has no budget for a list of it.  In the
+         * first case another thread did: at the head of this thread's
+         * list p would be the next object it gets, in a line with that
+         * thread's objects (passive false sharing: cache-scratch/t2 took
+         * 0.48 s, 0.10 s this way, mimalloc 0.10-0.11 s).  It waits with
+         * the objects exiting threads leave instead. */
         pm_tc_link(p, 0);
         pm_cache_leave(bin, p, 1, PM_CACHE_HERE);
-        set_room(t, pm_bins[bin].batch);
+        if (open_list(bin))
+            set_room(t, pm_bins[bin].batch);
         return;
     }
     /* A full list becomes the spare, and the old spare goes to the CPU
-     * level.  A list with room got here because the thread is new, or
+     * level; without a spare and no budget for one, the full list goes
+     * there.  A list with room got here because the thread is new, or
      * because p carried the mark's top byte without being held (the
      * program stored it there). */
     if (!room_of(t)) {
-        if (t->spare)
+        void *full = t->head;
+        if (t->spare) {
             pm_cache_put(bin, t->spare, PM_CACHE_HERE);
-        t->spare = t->head;
+            t->spare = full;
+        } else if (fits(batch_bytes(bin))) {
+            pm_tc.granted += batch_bytes(bin);
+            t->spare = full;
+        } else {
+            pm_cache_put(bin, full, PM_CACHE_HERE);
+        }
         t->head = 0;
         set_room(t, pm_bins[bin].batch);
     }
@@ -217,6 +306,12 @@ int pm_tc_holds_walk(const void *p, unsigned bin)
 void pm_tc_flush(void)
 {
     tc_release();
+}
+
+void pm_tc_fork_child(void)
+{
+    long mine = pm_tc.budget > PM_TC_OWN_BUDGET ? pm_tc.budget - PM_TC_OWN_BUDGET : 0;
+    __atomic_store_n(&shared_left, PM_TC_SHARED_BUDGET - mine, __ATOMIC_RELAXED);
 }
 
 size_t pm_tc_count(unsigned bin)

@@ -8,7 +8,9 @@
  * PM_TC_NEW_FREES frees take the slow path, which sends each object of a
  * bin the thread allocates from home when its chunk was carved for
  * another CPU's lane (thread_cache.c says why).  A thread's objects return
- * to the shared levels when it exits.  A free of an object this thread
+ * to the shared levels when it exits.  What all threads can hold together
+ * is bounded: each holds at most its budget, a small one of its own and
+ * what it took from one budget shared by all threads.  A free of an object this thread
  * holds free aborts as a double free: a freed object's second word holds
  * a mark in its upper half, cleared when the object is handed out, so the
  * fast path compares the mark's top byte and only a match costs a search. */
@@ -45,6 +47,13 @@ struct pm_homeward {
 #define PM_TC_NEW_FREES 8192
 #define PM_TC_NEW_BIAS (-(1 << 30))
 
+/* Every thread's budget starts at PM_TC_OWN_BUDGET and grows to at most
+ * PM_TC_MAX_BUDGET; what all budgets hold beyond their own part together
+ * is at most PM_TC_SHARED_BUDGET. */
+#define PM_TC_OWN_BUDGET (64l << 10)
+#define PM_TC_MAX_BUDGET (16l << 20)
+#define PM_TC_SHARED_BUDGET (64l << 20)
+
 struct pm_thread_cache {
     struct pm_tbin bins[PM_NBINS];
     uint64_t spread; /* pm_tc_spread */
@@ -56,6 +65,9 @@ struct pm_thread_cache {
                            fast path, which tests room alone, sends the new
                            thread's frees the slow way */
     uint64_t allocates; /* bit b: the thread took a list of bin b */
+    long granted;       /* bytes the thread may hold: a batch of each open
+                           list and each spare, and its homeward objects */
+    long budget;        /* granted never exceeds it (thread_cache.c) */
     struct pm_homeward homeward[PM_NBINS];
 };
 _Static_assert(PM_NBINS <= 64, "allocates has a bit for each bin");
@@ -166,6 +178,10 @@ static inline uint64_t pm_tc_spread(void)
 
 /* Returns this thread's cached objects to the shared levels. */
 void pm_tc_flush(void);
+
+/* In the child of a fork taken with every lock: the threads that did not
+ * survive hold no budget. */
+void pm_tc_fork_child(void);
 
 /* Objects of bin cached by this thread (for tests and statistics). */
 size_t pm_tc_count(unsigned bin);

@@ -2,7 +2,8 @@
  * not one freed before the thread allocated from its bin; the cache holds
  * at most a list and a spare batch, it knows which objects it holds, a
  * double free of any of them aborts, and thread exit empties the cache.
- * A new thread sends objects carved for another CPU's lane home. */
+ * A new thread sends objects carved for another CPU's lane home.  Threads
+ * hold no more than their budgets. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -81,6 +82,48 @@ static void *worker(void *arg)
     CHECK(pm_tc_count(bin) % batch != 0);
     held_at_exit = pm_cache_count(bin) + pm_tc_count(bin);
     return 0;
+}
+
+/* Threads that each allocate and free 4 objects of every bin below huge
+ * hold no more than their budgets, and their budgets beyond their own
+ * part no more than the shared one. */
+#define BUDGET_THREADS 64
+static pthread_barrier_t budgets_taken;
+static long budgets[BUDGET_THREADS];
+
+static void *within_budget(void *arg)
+{
+    long *budget = arg;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        void *p[4];
+        for (int i = 0; i < 4; i++)
+            CHECK((p[i] = pm_malloc(pm_bins[bin].size)));
+        for (int i = 0; i < 4; i++)
+            pm_free(p[i]);
+    }
+    long held = 0;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        held += (long)(pm_tc_count(bin) * pm_bins[bin].size);
+    CHECK(held <= pm_tc.budget);
+    CHECK(pm_tc.budget >= PM_TC_OWN_BUDGET && pm_tc.budget <= PM_TC_MAX_BUDGET);
+    *budget = pm_tc.budget;
+    pthread_barrier_wait(&budgets_taken);
+    return 0;
+}
+
+static void budgets_bound(void)
+{
+    pthread_t t[BUDGET_THREADS];
+    CHECK(!pthread_barrier_init(&budgets_taken, 0, BUDGET_THREADS));
+    for (int i = 0; i < BUDGET_THREADS; i++)
+        CHECK(!pthread_create(&t[i], 0, within_budget, &budgets[i]));
+    long beyond_own = 0;
+    for (int i = 0; i < BUDGET_THREADS; i++) {
+        CHECK(!pthread_join(t[i], 0));
+        beyond_own += budgets[i] - PM_TC_OWN_BUDGET;
+    }
+    CHECK(beyond_own <= PM_TC_SHARED_BUDGET);
+    pthread_barrier_destroy(&budgets_taken);
 }
 
 /* Frees an object main allocated, its first call in that bin, then
@@ -213,6 +256,7 @@ int main(void)
 
     CHECK(pthread_create(&t, 0, free_foreign, pm_malloc(16)) == 0);
     CHECK(pthread_join(t, 0) == 0);
+    budgets_bound();
     stored_value((void *)((uintptr_t)PM_TC_MARK << 32));
     stored_value((void *)((uintptr_t)(PM_TC_MARK ^ 1) << 32));
 
