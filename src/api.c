@@ -394,6 +394,7 @@ static void postfork_child(void)
         return;
     drop_locks();
     pm_tc_fork_child();
+    pm_purge_fork_child();
     if (_IO_list_resetlock)
         _IO_list_resetlock();
 }

@@ -4,7 +4,9 @@
 #include "os.h"
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -130,6 +132,39 @@ uint32_t pm_os_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+void pm_os_sleep_ms(uint32_t ms)
+{
+    int saved = errno;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+    errno = saved;
+}
+
+int pm_os_env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] == '1' && !v[1];
+}
+
+int pm_os_thread(void *(*fn)(void *))
+{
+    int saved = errno;
+    pthread_attr_t attr;
+    sigset_t all, old;
+    pthread_t t;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64 << 10);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int ok = !pthread_create(&t, &attr, fn, 0);
+    pthread_sigmask(SIG_SETMASK, &old, 0);
+    pthread_attr_destroy(&attr);
+    errno = saved;
+    return ok;
 }
 
 static char *put_str(char *o, const char *s)

@@ -37,6 +37,16 @@ uint64_t pm_os_random_seed(void);
 
 /* A coarse monotonic clock in milliseconds (wraps). */
 uint32_t pm_os_now_ms(void);
+void pm_os_sleep_ms(uint32_t ms);
+
+/* Whether the environment sets variable name to "1". */
+int pm_os_env_on(const char *name);
+
+/* Starts a detached thread running fn, on a small stack and with every
+ * signal blocked, so that the program's signals never land on it.
+ * Returns 0 if it could not.  Its caller holds no allocator lock:
+ * creating a thread allocates. */
+int pm_os_thread(void *(*fn)(void *));
 
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);

@@ -5,7 +5,9 @@
  * Promises: after pm_purge_settle(), the bounds of footprint.h hold as
  * far as dirty and pooled memory could be given back, and nothing has
  * been dirty or pooled for much longer than PM_DECAY_MS once a slow path
- * has run since. */
+ * has run since.  With PRIMALLOC_PURGE_THREAD=1 in the environment, a
+ * background thread gives it back within 1.25 PM_DECAY_MS even if no
+ * slow path runs; without it, the process has no thread of primalloc's. */
 #ifndef PM_PURGE_H
 #define PM_PURGE_H
 
@@ -13,5 +15,12 @@ void pm_purge_settle(void);
 
 /* Gives back all dirty memory now. */
 void pm_purge_all(void);
+
+/* The environment variable that starts the background purge. */
+#define PM_PURGE_THREAD_ENV "PRIMALLOC_PURGE_THREAD"
+
+/* In the child of a fork taken with every lock: the parent's background
+ * thread did not come along; the child starts its own when it needs one. */
+void pm_purge_fork_child(void);
 
 #endif

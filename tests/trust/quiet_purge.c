@@ -1,0 +1,79 @@
+/* Usage: quiet_purge on|off
+ * A burst of 512 MiB (small, large and huge objects) is written, freed,
+ * and followed by no allocation at all.
+ *  on:  run with PRIMALLOC_PURGE_THREAD=1; the resident set must fall to
+ *       within QUIET_SLACK of where it started within twice the decay
+ *       time (src/footprint.h), the background thread's doing.
+ *  off: run without it; the process must still have one thread: no
+ *       thread of primalloc's by default. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "footprint.h"
+#include "purge.h"
+
+#define QUIET_SLACK (48 * MiB)
+
+static const size_t sizes[] = {256, 4096, 64 << 10, 4 << 20};
+#define PER_SIZE (128 * MiB)
+
+static long threads_now(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    CHECK(f);
+    char line[256];
+    long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "Threads:", 8))
+            n = atol(line + 8);
+    fclose(f);
+    return n;
+}
+
+static void burst(void)
+{
+    size_t total = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        total += PER_SIZE / sizes[s];
+    char **objs = malloc(total * sizeof *objs);
+    CHECK(objs);
+    size_t n = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (size_t i = 0; i < PER_SIZE / sizes[s]; i++) {
+            CHECK((objs[n] = malloc(sizes[s])));
+            memset(objs[n++], 1, sizes[s]);
+        }
+    for (size_t i = 0; i < n; i++)
+        free(objs[i]);
+    free(objs);
+}
+
+int main(int argc, char **argv)
+{
+    CHECK(argc == 2);
+    int on = !strcmp(argv[1], "on");
+    CHECK(on == !!getenv(PM_PURGE_THREAD_ENV));
+    size_t before = rss_bytes();
+    burst();
+    size_t after_burst = rss_bytes();
+    CHECK(after_burst > before + 256 * MiB);
+    if (!on) {
+        usleep(2 * PM_DECAY_MS * 1000);
+        CHECK(threads_now() == 1);
+        printf("quiet_purge off: one thread, resident %zu MiB\n", rss_bytes() / MiB);
+        return 0;
+    }
+    size_t now = after_burst;
+    for (int waited = 0; waited < 2 * PM_DECAY_MS && now > before + QUIET_SLACK; waited += 50) {
+        usleep(50 * 1000);
+        now = rss_bytes();
+    }
+    printf("quiet_purge on: resident %zu MiB before, %zu after the burst, %zu now\n",
+           before / MiB, after_burst / MiB, now / MiB);
+    CHECK(now <= before + QUIET_SLACK);
+    CHECK(threads_now() == 2);
+    return 0;
+}
