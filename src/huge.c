@@ -44,12 +44,17 @@ static void account(long pages)
     pm_fp_inuse(pages * (long)PM_PAGE);
 }
 
-/* The object's whole 2 MiB pages may be huge pages; the last fraction
- * and the rest of the run keep small ones, whatever an earlier owner of
- * the range chose. */
+/* An object of at least TAIL_HUGE_CHUNKS chunks has its last, partial
+ * chunk backed by a huge page too: one fault instead of up to 511, for at
+ * most a chunk committed past the object, under a third of it. */
+#define TAIL_HUGE_CHUNKS 4
+
+/* The object's whole 2 MiB pages may be huge pages, and so may its last
+ * fraction if the object is big; the rest of the run keeps small ones,
+ * whatever an earlier owner of the range chose. */
 static void choose_page_size(char *base, size_t pages, size_t chunks)
 {
-    size_t whole = pages * PM_PAGE & ~(PM_CHUNK - 1);
+    size_t whole = chunks >= TAIL_HUGE_CHUNKS ? chunks * PM_CHUNK : pages * PM_PAGE & ~(PM_CHUNK - 1);
     if (whole)
         pm_os_hugepage(base, whole, 1);
     if (whole < chunks * PM_CHUNK)
