@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cache.h"
 #include "chunk_pool.h"
+#include "folio.h"
 #include "primalloc.h"
+#include "thread_cache.h"
 
 #define SLOTS 64
 #define MiB ((size_t)1 << 20)
@@ -298,5 +301,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FAIL("after freeing everything and pm_trim: %zu huge bytes, %zu folios in use",
              st.huge_bytes, st.folios_in_use);
     pm_pool_check();
+    pm_folio_check();
+    pm_cache_check();
+    pm_tc_check();
     return 0;
 }

@@ -1,4 +1,5 @@
 #include "cache.h"
+#include "chunk_table.h"
 #include "folio.h"
 #include "lock.h"
 #include "os.h"
@@ -542,6 +543,71 @@ size_t pm_cache_count(unsigned bin)
         batches += g->chains[i].nbatches;
     pm_lock_drop(global_lock(bin));
     return batches * pm_bins[bin].batch + loose;
+}
+
+static void check_failed(const void *where, const char *what)
+{
+    pm_fatal("cache check", where, what);
+}
+
+/* n objects of bin linked through their first word, NULL-terminated. */
+static void check_objects(unsigned bin, const void *list, size_t n)
+{
+    for (; n; n--, list = *(void *const *)list)
+        if (!list || pm_bin_of_addr((uintptr_t)list) != bin)
+            check_failed(list, "a list shorter than counted, or an object of another bin");
+    if (list)
+        check_failed(list, "a list longer than counted");
+}
+
+/* A chain of bin: nbatches batches of exactly a batch each. */
+static void check_chain(unsigned bin, const struct chain *ch)
+{
+    size_t n = 0;
+    for (const void *b = ch->first; b; b = NEXT_BATCH(b), n++) {
+        if (n == ch->nbatches)
+            check_failed(ch->first, "more batches than the chain counts");
+        check_objects(bin, b, pm_bins[bin].batch);
+    }
+    if (n != ch->nbatches)
+        check_failed(ch->first, "fewer batches than the chain counts");
+}
+
+void pm_cache_check(void)
+{
+    pm_cache_prefork();
+    long global = 0;
+    for (unsigned s = 0; cpus && s < nslots; s++) {
+        long bytes = 0;
+        for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+            const struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
+            check_chain(bin, &c->cur);
+            check_chain(bin, &c->full);
+            check_chain(bin, &c->left);
+            if (c->nloose >= pm_bins[bin].batch)
+                check_failed(c, "a batch or more left loose");
+            check_objects(bin, c->loose, c->nloose);
+            if (c->batches != c->cur.nbatches + c->full.nbatches)
+                check_failed(c, "published batch count stale");
+            bytes += bytes_of(bin, c->cur.nbatches + c->full.nbatches + c->left.nbatches);
+        }
+        if (bytes != held[s].bytes)
+            check_failed(&held[s], "CPU's held bytes disagree with its lists");
+    }
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        const struct global_bin *g = &globals[bin];
+        if (g->n > global_cap)
+            check_failed(g, "more global lists than slots");
+        for (unsigned i = 0; i < g->n; i++) {
+            check_chain(bin, &g->chains[i]);
+            if (g->owner[i] >= nslots)
+                check_failed(g, "global list owned by no CPU");
+            global += bytes_of(bin, g->chains[i].nbatches);
+        }
+    }
+    if (global != global_held.bytes || global > global_budget)
+        check_failed(&global_held, "global held bytes disagree with its lists");
+    pm_cache_postfork();
 }
 
 /* Lock order, here and everywhere: CPU level, then global level. */

@@ -46,6 +46,14 @@ void pm_cache_drain(void);
  * statistics). */
 size_t pm_cache_count(unsigned bin);
 
+/* Checks both levels against their specification: every chain holds the
+ * batches it counts and every batch exactly a batch of objects of its
+ * bin, loose objects are fewer than a batch, each CPU's held bytes are
+ * those of its lists and the global level's those of its lists, within
+ * its budget.  Ends in pm_fatal naming the first that fails.  Takes every
+ * lock of the caches while it runs. */
+void pm_cache_check(void);
+
 void pm_cache_prefork(void);
 void pm_cache_postfork(void);
 

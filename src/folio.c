@@ -450,6 +450,74 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
     pm_purge_settle();
 }
 
+static void check_failed(const void *where, const char *what)
+{
+    pm_fatal("folio check", where, what);
+}
+
+/* A folio record of bin b, on a list that names `state`. */
+static void check_folio(const struct pm_bin *b, unsigned bin, const struct pm_folio *f,
+                        enum folio_state state)
+{
+    const struct pm_chunk_header *c = chunk_of(f);
+    unsigned objs = 1u << b->folio_log, bits = 0;
+    for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64; w++)
+        bits += (unsigned)__builtin_popcountll(f->free_bits[w]);
+    if (f->state != state)
+        check_failed(f, "folio state disagrees with its list");
+    if (bits != f->nfree)
+        check_failed(f, "free count disagrees with the bitmap");
+    if (state == PARTIAL ? !f->nfree || f->nfree >= objs : f->nfree != objs)
+        check_failed(f, "free count wrong for the folio's list");
+    if (pm_bin_of_addr((uintptr_t)f) != bin || (uint32_t)(f - c->folios) >= c->carved)
+        check_failed(f, "folio outside its bin's carved chunks");
+    if (c->used + c->purging > c->carved)
+        check_failed(c, "chunk counts more folios in use than carved");
+}
+
+/* A list of bin's folios in `state`; returns its length. */
+static size_t check_list(const struct pm_bin *b, unsigned bin, const struct list *l,
+                         enum folio_state state)
+{
+    size_t n = 0;
+    const struct pm_folio *prev = 0;
+    for (const struct pm_folio *f = l->first; f; prev = f, f = f->next, n++) {
+        if (f->prev != prev)
+            check_failed(f, "list links broken");
+        check_folio(b, bin, f, state);
+    }
+    if (l->last != prev)
+        check_failed(l, "list end wrong");
+    return n;
+}
+
+void pm_folio_check(void)
+{
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        const struct pm_bin *b = &pm_bins[bin];
+        struct pm_bin_state *s = &bins[bin];
+        unsigned objs = 1u << b->folio_log;
+        pm_lock_take(bin_lock(bin));
+        size_t free_objs = 0;
+        for (unsigned k = 0; k < PM_MAX_FOLIO_OBJS; k++) {
+            int bit = s->nonempty[k / 64] >> (k % 64) & 1;
+            if (bit != !!s->partial[k].first || (bit && (!k || k >= objs)))
+                check_failed(&s->partial[k], "non-empty bit disagrees with its list");
+            free_objs += k * check_list(b, bin, &s->partial[k], PARTIAL);
+        }
+        size_t dirty = check_list(b, bin, &s->dirty, DIRTY);
+        if (dirty && !(__atomic_load_n(&dirty_bins, __ATOMIC_RELAXED) >> bin & 1))
+            check_failed(s, "dirty folios in a bin not marked dirty");
+        free_objs += (dirty + check_list(b, bin, &s->clean, CLEAN)) * objs;
+        for (unsigned l = 0; l < PM_CARVE_LANES; l++)
+            if (s->wild[l] && (!s->wild[l]->wild || s->wild[l]->carved > b->folios_per_chunk))
+                check_failed(s->wild[l], "wild chunk not marked or over-carved");
+        if (s->taken + free_objs > s->carved_folios * objs)
+            check_failed(s, "more objects taken and free than carved");
+        pm_lock_drop(bin_lock(bin));
+    }
+}
+
 void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
 {
     struct pm_bin_state *s = &bins[bin];

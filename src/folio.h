@@ -54,6 +54,14 @@ void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios);
 /* For tests and statistics: chunks bin holds now. */
 size_t pm_folio_chunks(unsigned bin);
 
+/* Checks every bin against its specification: each folio on the list its
+ * state names, its free count the population of its bitmap and within the
+ * bounds of that list, a bin's non-empty bit set exactly for its non-empty
+ * fullness lists, its dirty bit set while it has dirty folios, objects
+ * taken and free no more than carved.  Ends in pm_fatal naming the first
+ * that fails.  Takes each bin's lock in turn. */
+void pm_folio_check(void);
+
 void pm_folio_prefork(void);
 void pm_folio_postfork(void);
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include "cache.h"
+#include "chunk_pool.h"
 #include "chunk_table.h"
 #include "folio.h"
 
@@ -139,6 +140,28 @@ static void tc_start(void)
     pthread_setspecific(exit_key, &pm_tc);
 }
 
+#ifdef PM_DEBUG
+/* Debug builds check this thread's cache and every structure below it on
+ * one refill in PM_CHECK_EVERY: often enough that a test which breaks an
+ * invariant soon meets a check, seldom enough that walking every list
+ * leaves the debug tests their pace.  A refill holds no lock. */
+#define PM_CHECK_EVERY 4096
+static void check_sometimes(void)
+{
+    static unsigned long refills;
+    if (__atomic_add_fetch(&refills, 1, __ATOMIC_RELAXED) % PM_CHECK_EVERY)
+        return;
+    pm_tc_check();
+    pm_cache_check();
+    pm_folio_check();
+    pm_pool_check();
+}
+#else
+static void check_sometimes(void)
+{
+}
+#endif
+
 void *pm_tc_refill(unsigned bin)
 {
     unsigned n = pm_bins[bin].batch;
@@ -153,6 +176,7 @@ void *pm_tc_refill(unsigned bin)
         }
         tc_start();
     }
+    check_sometimes();
     struct pm_tbin *t = &pm_tc.bins[bin];
     void *list = t->spare;
     int open = room_of(t) || open_list(bin);
@@ -306,6 +330,43 @@ int pm_tc_holds_walk(const void *p, unsigned bin)
 void pm_tc_flush(void)
 {
     tc_release();
+}
+
+/* The length of a list of free objects of bin; the walk stops past
+ * `most`. */
+static unsigned checked_length(unsigned bin, const void *list, unsigned most)
+{
+    unsigned n = 0;
+    for (; list && n <= most; list = *(void *const *)list, n++)
+        if (pm_bin_of_addr((uintptr_t)list) != bin)
+            pm_fatal("thread cache check", list, "object of another bin");
+    return n;
+}
+
+void pm_tc_check(void)
+{
+    if (pm_tc.state != TC_LIVE)
+        return;
+    long granted = 0;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        const struct pm_tbin *t = &pm_tc.bins[bin];
+        unsigned batch = pm_bins[bin].batch;
+        unsigned held = checked_length(bin, t->head, batch);
+        if ((t->head || room_of(t)) && held + room_of(t) != batch)
+            pm_fatal("thread cache check", t->head, "list length and room disagree");
+        if (t->head || room_of(t))
+            granted += batch_bytes(bin);
+        if (t->spare && checked_length(bin, t->spare, batch) != batch)
+            pm_fatal("thread cache check", t->spare, "spare is not a batch");
+        if (t->spare)
+            granted += batch_bytes(bin);
+        const struct pm_homeward *h = &pm_tc.homeward[bin];
+        if (h->n >= batch || checked_length(bin, h->head, batch) != h->n)
+            pm_fatal("thread cache check", h->head, "homeward list not as counted");
+        granted += (long)h->n * pm_bins[bin].size;
+    }
+    if (granted != pm_tc.granted || granted > pm_tc.budget)
+        pm_fatal("thread cache check", 0, "granted bytes disagree with the lists or the budget");
 }
 
 void pm_tc_fork_child(void)

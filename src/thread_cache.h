@@ -179,6 +179,14 @@ static inline uint64_t pm_tc_spread(void)
 /* Returns this thread's cached objects to the shared levels. */
 void pm_tc_flush(void);
 
+/* Checks this thread's cache against its specification: an open list (one
+ * with objects or room) holds a batch less its room, a closed one nothing;
+ * a spare holds a batch; a homeward list holds what it counts, less than
+ * a batch; every object is of its bin; granted bytes are
+ * those of the open lists, spares and homeward objects, within the
+ * budget.  Ends in pm_fatal naming the first that fails. */
+void pm_tc_check(void);
+
 /* In the child of a fork taken with every lock: the threads that did not
  * survive hold no budget. */
 void pm_tc_fork_child(void);

@@ -288,6 +288,19 @@ static void loose_objects_join(void)
             pm_free(kept[k][i]);
 }
 
+/* A batch one object short, put as if whole: the check of the caches
+ * finds the list shorter than its chain counts. */
+static void short_batch(void *unused)
+{
+    (void)unused;
+    unsigned bin = pm_bin_of_small(48), got, n = pm_bins[bin].batch - 1u;
+    pm_cache_drain();
+    void *list = pm_folio_alloc(bin, n, &got);
+    CHECK(got == n);
+    pm_cache_put(bin, list, PM_CACHE_HERE);
+    pm_cache_check();
+}
+
 int main(void)
 {
     /* The tests of one behaviour run with the main thread on the first
@@ -319,6 +332,10 @@ int main(void)
             verify(slots[i]);
             pm_free(slots[i]);
         }
+    pm_cache_check();
+    pm_folio_check();
+    pm_tc_check();
+    check_fatal(short_batch, 0, "shorter than counted");
     /* Nothing is live: every carved object is in a cache or free in a folio. */
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         size_t carved, nfree;

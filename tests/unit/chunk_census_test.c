@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/wait.h>
+#include "cache.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "table_count.h"
@@ -48,6 +49,8 @@ int main(void)
         CHECK(pid >= 0);
         if (pid == 0) {
             pm_pool_check();
+            pm_folio_check();
+            pm_cache_check();
             void *p = pm_malloc(3 << 20), *q = pm_malloc(100);
             CHECK(p && q);
             pm_free(p);
@@ -80,8 +83,11 @@ int main(void)
     CHECK(c.mapped == in_bins + c.free);
     /* Trimmed, every chunk that holds nothing is given back; a bin keeps
      * only chunks with live objects or that it carves from. */
+    pm_folio_check();
+    pm_cache_check();
     pm_trim();
     pm_pool_check();
+    pm_folio_check();
     size_t kept = 0;
     for (unsigned b = 0; b < PM_NBINS; b++)
         kept += pm_folio_chunks(b);

@@ -139,6 +139,7 @@ int main(void)
         ;
     CHECK(!resident(folio2, PM_PAGE));
 
+    pm_folio_check();
     size_t carved, nfree;
     pm_folio_census(bin, &carved, &nfree);
     CHECK(carved >= 4 * n);
@@ -164,6 +165,7 @@ int main(void)
     CHECK(pm_folio_chunks(other) == 1);
     take(4 * n, more);
     CHECK(pm_folio_chunks(other) == 0);
+    pm_folio_check();
 
     check_fatal(free_twice, objs[3 * n], "free(0x");
     check_fatal(free_twice, objs[3 * n], "double free");

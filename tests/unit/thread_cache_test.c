@@ -45,6 +45,15 @@ static void double_free_in_spare(void *p)
     pm_free(p);
 }
 
+/* p freed, then its link written over as a use after free would: the
+ * check of the thread's cache finds the list leaving its bin. */
+static void written_after_free(void *p)
+{
+    pm_free(p);
+    memset(p, 0x5a, 2 * sizeof(void *));
+    pm_tc_check();
+}
+
 static void realloc_freed(void *p)
 {
     pm_free(p);
@@ -256,7 +265,9 @@ int main(void)
 
     CHECK(pthread_create(&t, 0, free_foreign, pm_malloc(16)) == 0);
     CHECK(pthread_join(t, 0) == 0);
+    pm_tc_check();
     budgets_bound();
+    pm_tc_check();
     stored_value((void *)((uintptr_t)PM_TC_MARK << 32));
     stored_value((void *)((uintptr_t)(PM_TC_MARK ^ 1) << 32));
 
@@ -265,6 +276,7 @@ int main(void)
     check_fatal(double_free, p, "double free");
     check_fatal(double_free_under_others, p, "double free");
     check_fatal(double_free_in_spare, p, "double free");
+    check_fatal(written_after_free, p, "object of another bin");
     check_fatal(realloc_freed, p, "realloc(0x");
     check_fatal(realloc_freed, p, "already freed");
     pm_free(p);
