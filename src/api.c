@@ -67,14 +67,21 @@ PM_API void pm_free(void *p)
 
 /* ---- slow paths ---- */
 
+/* A huge object, then the purge its allocation may call for (purge.h). */
+static void *huge_alloc(size_t size, size_t align, int *dirty)
+{
+    void *p = size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align, dirty) : 0;
+    pm_purge_if_wanted();
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
 static void *alloc_big(size_t size)
 {
     if (size <= PM_LARGE_MAX)
         return pm_large_alloc(size);
-    void *p = size <= PTRDIFF_MAX ? pm_huge_alloc(size, PM_CHUNK, 0) : 0;
-    if (!p)
-        errno = ENOMEM;
-    return p;
+    return huge_alloc(size, PM_CHUNK, 0);
 }
 
 /* Where a pointer handed to free, realloc or malloc_usable_size lives.
@@ -128,6 +135,7 @@ static void release(void *p, const struct where *w)
 {
     if (w->huge) {
         pm_huge_free(w->start, w->huge);
+        pm_purge_if_wanted();
         return;
     }
     if (w->start != p)
@@ -175,10 +183,7 @@ static void *alloc_aligned(size_t align, size_t size)
         return pm_tc_pop(pm_pow2_bin_by_log[64 - __builtin_clzl(need - 1)]);
     if (align <= PM_PAGE && size <= PM_LARGE_MAX)
         return pm_large_alloc_aligned(size);
-    void *p = size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align, 0) : 0;
-    if (!p)
-        errno = ENOMEM;
-    return p;
+    return huge_alloc(size, align, 0);
 }
 
 static int is_pow2(size_t x)
@@ -203,10 +208,8 @@ PM_API void *pm_calloc(size_t n, size_t size)
     }
     /* Huge memory from the kernel or an uncommitted run is zero already. */
     int dirty;
-    void *p = pm_huge_alloc(total, PM_CHUNK, &dirty);
-    if (!p)
-        errno = ENOMEM;
-    else if (dirty)
+    void *p = huge_alloc(total, PM_CHUNK, &dirty);
+    if (p && dirty)
         memset(p, 0, total);
     return p;
 }

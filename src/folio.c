@@ -2,10 +2,9 @@
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "footprint.h"
-#include "large.h"
+#include "large_note.h"
 #include "lock.h"
 #include "os.h"
-#include "purge.h"
 #include "sizeclass.h"
 #include "stats.h"
 
@@ -345,7 +344,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     s->taken += want - need;
     pm_lock_drop(bin_lock(bin));
     if (grew)
-        pm_purge_settle();
+        pm_fp_want_settle();
 
     void *head = 0, **tail = &head;
     for (unsigned c = 0; c < nclaims; c++)
@@ -447,7 +446,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
         for (unsigned i = 0; i < nleft; i++)
             to_pool(&left[i]);
     }
-    pm_purge_settle();
+    pm_fp_want_settle();
 }
 
 static void check_failed(const void *where, const char *what)

@@ -2,6 +2,7 @@
 #include "os.h"
 
 static size_t inuse_bytes, dirty_bytes, pooled_bytes, peak_bytes;
+uint32_t pm_fp_unsettled;
 
 void pm_fp_inuse(long delta)
 {

@@ -33,4 +33,17 @@ int pm_fp_pool_over(void);
  * mark of bytes in use. */
 void pm_fp_read(size_t *dirty, size_t *peak);
 
+/* Nonzero once folios or huge objects have freed memory or grown since
+ * the purge policy (purge.h), which sits above them, last settled: the
+ * layers that call folios and huge objects settle before they return
+ * while it is set.  The layers below set it and never purge. */
+#pragma GCC visibility push(hidden)
+extern uint32_t pm_fp_unsettled;
+#pragma GCC visibility pop
+
+static inline void pm_fp_want_settle(void)
+{
+    __atomic_store_n(&pm_fp_unsettled, 1, __ATOMIC_RELAXED);
+}
+
 #endif

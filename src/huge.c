@@ -2,7 +2,6 @@
 #include "chunk_pool.h"
 #include "footprint.h"
 #include "os.h"
-#include "purge.h"
 #include "stats.h"
 
 /* The first chunk's entry counts pages in 32 bits. */
@@ -80,7 +79,7 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
     account((long)pages);
     pm_stat_add(&pm_stats_global.huge_objects, 1);
     if (!had)
-        pm_purge_settle();
+        pm_fp_want_settle();
     return base;
 }
 
@@ -102,7 +101,7 @@ void pm_huge_free(void *p, struct pm_chunk_entry *e)
     account(-(long)seen.link);
     pm_stat_add(&pm_stats_global.huge_objects, -1);
     pm_pool_put(p, run_chunks(p), seen.link * PM_PAGE);
-    pm_purge_settle();
+    pm_fp_want_settle();
 }
 
 size_t pm_huge_usable(const struct pm_chunk_entry *e)

@@ -21,9 +21,3 @@ void *pm_large_alloc_aligned(size_t size)
 {
     return pm_tc_pop(bin_for(size));
 }
-
-void *pm_large_noted(void *slot)
-{
-    uintptr_t offset = ((uintptr_t *)slot)[2] - pm_large_note_key(slot);
-    return offset < PM_PAGE ? (char *)slot + offset : slot;
-}

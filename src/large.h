@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "large_note.h"
 #include "sizeclass.h"
 
 /* A large object of at least size bytes (PM_LOOKUP_MAX < size <=
@@ -32,21 +33,5 @@ static inline void *pm_large_slot(void *p, unsigned bin)
         return 0;
     return (void *)slot;
 }
-
-/* The note is the offset plus a value derived from the slot, so that user
- * data left in a slot freed without a note is not taken for one. */
-static inline uintptr_t pm_large_note_key(const void *slot)
-{
-    return ((uintptr_t)slot * 0x9e3779b97f4a7c15ull) | 1;
-}
-
-/* A freed slot remembers the pointer it was freed by (its third word), so
- * that a double free found later names that pointer. */
-static inline void pm_large_note(void *slot, void *p)
-{
-    ((uintptr_t *)slot)[2] = pm_large_note_key(slot) + (uintptr_t)((char *)p - (char *)slot);
-}
-/* The pointer noted for slot, or slot itself when there is no note. */
-void *pm_large_noted(void *slot);
 
 #endif

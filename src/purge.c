@@ -66,6 +66,7 @@ void pm_purge_fork_child(void)
 
 void pm_purge_settle(void)
 {
+    __atomic_store_n(&pm_fp_unsettled, 0, __ATOMIC_RELAXED);
     while (pm_fp_pool_over() && pm_pool_purge_one(0, 1))
         ;
     while (pm_fp_folios_over() && pm_folio_purge_one(0, 1))

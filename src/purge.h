@@ -11,7 +11,17 @@
 #ifndef PM_PURGE_H
 #define PM_PURGE_H
 
+#include "footprint.h"
+
 void pm_purge_settle(void);
+
+/* What every caller of folios and huge objects runs before it returns:
+ * a settle when they asked for one (footprint.h), else a load. */
+static inline void pm_purge_if_wanted(void)
+{
+    if (__builtin_expect(__atomic_load_n(&pm_fp_unsettled, __ATOMIC_RELAXED), 0))
+        pm_purge_settle();
+}
 
 /* Gives back all dirty memory now. */
 void pm_purge_all(void);

@@ -5,6 +5,7 @@
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "folio.h"
+#include "purge.h"
 
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
 
@@ -108,6 +109,7 @@ static void tc_release(void)
         send_homeward(bin);
     }
     pm_tc.granted = 0;
+    pm_purge_if_wanted();
 }
 
 /* Runs at thread exit.  Frees that come later in the thread's teardown
@@ -162,7 +164,7 @@ static void check_sometimes(void)
 }
 #endif
 
-void *pm_tc_refill(unsigned bin)
+static void *refill(unsigned bin)
 {
     unsigned n = pm_bins[bin].batch;
     if (pm_unlikely(pm_tc.state != TC_LIVE)) {
@@ -202,6 +204,13 @@ void *pm_tc_refill(unsigned bin)
     pm_tc.allocates |= 1ull << bin;
     ((void **)list)[1] = 0;
     return list;
+}
+
+void *pm_tc_refill(unsigned bin)
+{
+    void *p = refill(bin);
+    pm_purge_if_wanted();
+    return p;
 }
 
 /* A new thread often frees what a thread on another CPU allocated: a
@@ -250,7 +259,7 @@ static int new_thread_free(void *p, unsigned bin)
     return away;
 }
 
-void pm_tc_overflow(void *p)
+static void overflow(void *p)
 {
     unsigned bin = pm_bin_of_addr((uintptr_t)p);
     struct pm_tbin *t = &pm_tc.bins[bin];
@@ -303,6 +312,12 @@ void pm_tc_overflow(void *p)
     pm_tc_link(p, t->head);
     t->head = p;
     t->room--;
+}
+
+void pm_tc_overflow(void *p)
+{
+    overflow(p);
+    pm_purge_if_wanted();
 }
 
 /* Whether p is in the first n objects of list (n bounds the walk should a

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include "chunk_table.h"
 #include "folio.h"
+#include "purge.h"
 #include "sizeclass.h"
 #include "unit.h"
 
@@ -19,10 +20,13 @@ static size_t folio_of(void *p)
     return (off - PM_DATA_START) / b->folio_bytes;
 }
 
+/* take and give call the folios as the thread cache does: each call, then
+ * the purge it may ask for. */
 static void *take(unsigned n, void **out)
 {
     unsigned got;
     void *head = pm_folio_alloc(bin, n, &got);
+    pm_purge_if_wanted();
     CHECK(got == n);
     unsigned i = 0;
     for (void *p = head; p; p = *(void **)p)
@@ -36,6 +40,8 @@ static void give(void **objs, unsigned n)
     for (unsigned i = 0; i < n; i++)
         *(void **)objs[i] = i + 1 < n ? objs[i + 1] : 0;
     pm_folio_free_list(bin, objs[0], "free");
+    CHECK(pm_fp_unsettled);
+    pm_purge_if_wanted();
 }
 
 static int resident(void *p, size_t len)
