@@ -21,9 +21,9 @@
 #define PM_API __attribute__((visibility("default")))
 
 /* malloc starts 32 bytes into a 64-byte line, the 32 bytes before it
- * being never-run padding.  Where other code shifted it to a line start,
- * 64 B malloc+free pairs took 5.4-5.6 ns instead of 4.6-4.9 (microbench,
- * same 71 instructions; at 32 bytes in, both lay-outs seen were fast). */
+ * being never-run padding, so that its place in the decoder's windows does
+ * not move with the code linked before it: at a line start, the same
+ * instructions ran slower in some links (docs/experiments.md). */
 #define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(32, 32)))
 
 static void *alloc_big(size_t size);

@@ -66,9 +66,8 @@ static struct cpu_bin *cpus; /* [slot][bin] */
 static struct cpu_held *held; /* [slot] */
 static long global_budget;
 /* Bytes in the global level, on a line apart from the variables above,
- * which every get and put reads: on one line with them, this counter's
- * writes made cpu_bin_at's load of cpus miss (threadtest/t2: 2.5% of all
- * samples, over half of them on that load). */
+ * which every get and put reads: on one line with them, each write of this
+ * counter would make the next load of `cpus` miss on every other CPU. */
 static struct {
     long bytes;
 } __attribute__((aligned(64))) global_held;
@@ -141,9 +140,9 @@ static void cpu_unlock(struct cpu_bin *c)
 
 /* The new top batch's first line is fetched now, as the thread cache's
  * pop fetches the next object: the next get of the bin reads its link
- * under the lock, and where batches cross CPUs that read missed (xmalloc/t2:
- * 37% of pm_cache_get's samples, 2% with this).  Not NULL's: a prefetch
- * of page 0 walks the page tables (thread_cache.h). */
+ * under the lock, and where batches cross CPUs that read would miss while
+ * the lock is held.  Not NULL's: a prefetch of page 0 walks the page
+ * tables (thread_cache.h). */
 static void *chain_pop(struct chain *ch)
 {
     void *b = ch->first;
@@ -172,10 +171,9 @@ static void chain_free(unsigned bin, struct chain ch)
 /* A batch from c, whose lock is held, or NULL: from its lists, else from
  * what exiting threads left.  Those objects lie beside the ones the
  * exited thread's successor probably holds, so they go to whichever
- * thread runs here next rather than to the folios, where fullest-fit
- * handed them to any thread: two threads in larson's shape then shared
- * 1.3-1.9% of their live lines and took 1.0-1.1 s, 0.69-0.88 s this way
- * (mimalloc 0.67-0.8 s). */
+ * thread runs here next rather than to the folios, where fullest fit
+ * would hand them to any thread, and threads on two CPUs would come to
+ * share cache lines of live objects. */
 static void *cpu_pop(struct cpu_bin *c, unsigned bin)
 {
     void *batch = chain_pop(&c->cur);
@@ -193,28 +191,16 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin)
 
 /* Whether CPU slot `me` taking v's list of n batches would take back what
  * v took from it: v's last take in this bin was from `me`, among the bin's
- * last few moves.  For a list of at least half a CPU list: two CPUs
- * whose threads run the same phases then pass the same memory to and fro,
- * each short by what the other took: in threadtest/t2 up to a third of all
- * objects crossed between the CPUs every round, each a miss in the other
- * CPU's cache.  A CPU carves instead, up to CARVE_MAX in the process's
- * life: that slack gives each CPU a pool of its own (threadtest/t2 139 ->
- * 154 M mallocs/s, mimalloc 150).  With 4 threads a CPU (threadtest/t8)
- * the lists that went to and fro were whole ones, and the pools wanted
- * 0.3-1.1 MiB a CPU: 512 KiB gave 125 -> 146 M mallocs/s (mimalloc 142),
- * 1 MiB no more.  Where such moves are the workload's own flow, every
- * object freed by another thread than allocated it, the bound is what the
- * carving costs: xmalloc's lists are short, its budget spread over many
- * bins, but malloc-test's are whole (one bin), and there 1 MiB took max
- * RSS from 4.4 to 6.0 MiB, 512 KiB to 5.2 (glibc 5.2).  Letting the CPU
- * carve again after it gave batches back to the folios cost
- * superserver/t2 2.7 MiB.
- * Shorter lists go to and fro as well where each CPU's threads drift
- * between bins at random: shbench/t2 moved 4,200-5,700 batches a run by
- * steals, where never stealing carved only 20 batches more.  Declining
- * them up to CARVE_SHORT took that to 400-1,800 and shbench/t2 to
- * 0.92-0.93x the time, for up to 0.2 MiB of xmalloc/t2's max RSS (3.1-3.2
- * -> 3.2-3.3 MiB, glibc 3.0). */
+ * last RECENT_MOVES moves.  Two CPUs whose threads run the same phases
+ * would otherwise pass the same memory to and fro, each short by what the
+ * other took, every object a miss in the other CPU's cache.  A CPU that
+ * declines carves instead, up to CARVE_MAX bytes in the process's life
+ * for lists of at least half a CPU list and CARVE_SHORT for shorter ones:
+ * that slack gives each CPU a pool of its own.  The bound is what the
+ * carving costs where such moves are the workload's own flow (every
+ * object freed by another thread than allocated it): memory held twice,
+ * up to the bound a CPU.  Bytes given back to the folios do not renew
+ * the allowance.  docs/experiments.md has the figures behind the bounds. */
 #define RECENT_MOVES 4
 #define CARVE_MAX (512l << 10)
 #define CARVE_SHORT (256l << 10)
@@ -242,14 +228,12 @@ static void note_take(unsigned bin, struct cpu_bin *c, uint32_t from)
  * and consumer), the freed objects would otherwise sit in the freeing
  * CPU's cache up to its budget while the other CPU carves new folios:
  * memory held twice.  Taking a whole list, not a batch, makes a steal as
- * rare as a move from the global level.  When two CPUs that both allocate
- * stole batch by batch, each kept pulling the other's freshly freed
- * batches: two threads in threadtest's shape took 0.24 s, 0.08-0.12 s
- * with stealing off.  The scan is bounded and passes over
- * CPUs whose lists of this bin were empty at their last unlock.  It waits
- * for a busy lock rather than skip it: the owner holds it for a few
- * pointer writes, and a skip meant carving while the objects sat there
- * (xmalloc/t2 max RSS 4.9 -> 2.9 MiB).  No other lock is held here, so
+ * rare as a move from the global level: two CPUs that both allocate and
+ * steal batch by batch keep pulling each other's freshly freed batches.
+ * The scan is bounded and passes over CPUs whose lists of this bin were
+ * empty at their last unlock.  It waits for a busy lock rather than skip
+ * it: the owner holds it for a few pointer writes, and a skip means
+ * carving while the objects sit there.  No other lock is held here, so
  * waiting adds no lock order. */
 #define STEAL_SCAN 8
 
@@ -294,10 +278,7 @@ static struct chain global_remove(struct global_bin *g, unsigned k)
 
 /* The newest list this CPU handed down, else the newest of any.  A
  * CPU's own lists hold objects its threads last touched, in chunks it
- * carved (folio.c); another CPU's cost a cache miss an object.  Two
- * threads in threadtest's shape got 30-47% of their objects last used by
- * the other thread when the newest list went to whoever asked, 0-16%
- * this way (threadtest/t2 0.17-0.20 s -> 0.16-0.17 s). */
+ * carved (folio.c); another CPU's cost a cache miss an object. */
 static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
 {
     struct global_bin *g = &globals[bin];
@@ -328,9 +309,8 @@ void *pm_cache_get(unsigned bin)
     void *batch = cpu_pop(c, bin);
     int declined = 0;
     struct global_bin *g = &globals[bin];
-    /* An empty global level is seen without its lock: both CPUs took it
-     * to find nothing before every steal (xmalloc/t2 pinned: 17.5 -> 18.1
-     * M mallocs/s, tcmalloc 19.5). */
+    /* An empty global level is seen without its lock, which every CPU
+     * would otherwise take before every steal only to find nothing. */
     if (!batch && __atomic_load_n(&g->n, __ATOMIC_RELAXED)) {
         pm_lock_take(global_lock(bin));
         if (g->n)

@@ -21,10 +21,10 @@
 
 /* Fresh folios for CPU c are carved from a chunk of lane c % PM_CARVE_LANES
  * of the bin, one after another, so that objects first handed to different
- * CPUs lie in different chunks.  On this kind of machine two threads
- * writing pages within 64-256 KiB of each other ran up to 3x slower than
- * with their pages 1 MiB apart, though they shared no cache line
- * (docs/DESIGN.md).  A lane costs its chunk's header pages, no more: freed
+ * CPUs lie in different chunks: two CPUs writing pages a few hundred KiB
+ * apart slow each other down though they share no cache line, which pages
+ * a megabyte apart do not (docs/experiments.md).  A lane costs its chunk's
+ * header pages, no more: freed
  * folios are reused whatever lane they came from. */
 #define PM_CARVE_LANES 16
 

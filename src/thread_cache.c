@@ -217,16 +217,14 @@ void *pm_tc_refill(unsigned bin)
  * server's worker hands its objects to the thread it starts, which may run
  * on the other CPU.  Kept by the new thread, those objects would be handed
  * out again among the lines that the other CPU's threads still use, and
- * the two CPUs' objects would stay interleaved for good (larson/t2: 114 M
- * mallocs/s with each chain of threads pinned to one CPU, 86 unpinned,
- * mimalloc 106 and 103).  So while new, a thread sends each object of a
- * bin it allocates from to the CPU whose lane carved the object's chunk,
- * when that is another CPU, a batch at a time: memory goes back to its
- * CPU, and each CPU's threads are left with their own.  An older thread
- * keeps what it frees, which in a producer and consumer feeds the
- * producers on the consumer's CPU: sending home every such object cost
- * malloc-test-batched/t8 0.24 -> 0.60 s (docs/DESIGN.md).  Returns 1 if p
- * went homeward. */
+ * the two CPUs' objects would stay interleaved for good.  So while new, a
+ * thread sends each object of a bin it allocates from to the CPU whose
+ * lane carved the object's chunk, when that is another CPU, a batch at a
+ * time: memory goes back to its CPU, and each CPU's threads are left with
+ * their own.  An older thread keeps what it frees, which in a producer and
+ * consumer feeds the producers on the consumer's CPU; sending those home
+ * too would move every object across the CPUs a second time.  Returns 1
+ * if p went homeward. */
 static int new_thread_free(void *p, unsigned bin)
 {
     unsigned lane = pm_chunk_lane((uintptr_t)p);
@@ -281,9 +279,8 @@ static void overflow(void *p)
          * were last returned), or has no budget for a list of it.  In the
          * first case another thread did: at the head of this thread's
          * list p would be the next object it gets, in a line with that
-         * thread's objects (passive false sharing: cache-scratch/t2 took
-         * 0.48 s, 0.10 s this way, mimalloc 0.10-0.11 s).  It waits with
-         * the objects exiting threads leave instead. */
+         * thread's objects (passive false sharing).  It waits with the
+         * objects exiting threads leave instead. */
         pm_tc_link(p, 0);
         pm_cache_leave(bin, p, 1, PM_CACHE_HERE);
         if (open_list(bin))

@@ -41,9 +41,10 @@ struct pm_homeward {
     uint16_t lane;
 };
 
-/* Long enough for a thread to free what it took over a few times over
- * (larson's 1000 objects): 2048 and 32768 ran larson/t2 at 95 M mallocs/s
- * where 8192 ran at 100 (medians of 11 alternating runs). */
+/* Frees a thread counts as new: long enough for it to free what it took
+ * over from its parent a few times over (a server's worker hands over
+ * about a thousand objects), short enough that the sending home ends
+ * before the thread's own flow sets in. */
 #define PM_TC_NEW_FREES 8192
 #define PM_TC_NEW_BIAS (-(1 << 30))
 
@@ -86,11 +87,10 @@ void pm_tc_overflow(void *p);
 /* The mark a free object carries in the upper half of its second word: a
  * value no program has reason to store, whose top byte no user address,
  * small integer, double of everyday size or UTF-8 text has.  Half a word
- * is one store of an immediate where a whole one took two instructions.
+ * is one store of an immediate where a whole one takes two instructions.
  * Free reads the top byte alone: one byte always forwards from the store
  * that last wrote it, where a whole word read after the program wrote part
- * of it waits for that store (microbench/16, which writes the object's
- * last byte: 0.27 -> 0.19-0.21 s, jemalloc 0.23). */
+ * of it cannot be forwarded and waits for that store to reach the cache. */
 #define PM_TC_MARK 0xf7e1a5c3u
 
 typedef uint32_t pm_tc_half __attribute__((may_alias));
@@ -119,12 +119,10 @@ static inline int pm_tc_marked(const void *p)
 
 /* The next object's line is fetched now: where objects come back cold
  * (freed by another thread, long ago), the next malloc of the bin would
- * otherwise wait for it to read the link (superserver/t2: 5.0 -> 6.0 M
- * mallocs/s, jemalloc 6.1).  The last object's link is NULL, and a
- * prefetch of page 0 walks the page tables every time: a thread whose list
- * held one object (a large bin's always does) paid it on every malloc
- * (microbench/4096, whose refill got a folio's last object: 6.6 -> 5.2 ns a
- * pair).  Prefetching p instead costs a compare and a move. */
+ * otherwise wait for it to read the link.  The last object's link is
+ * NULL, and a prefetch of page 0 walks the page tables every time, which a
+ * thread whose list holds one object (a large bin's often does) would pay
+ * on every malloc; prefetching p instead costs a compare and a move. */
 static inline void *pm_tc_pop(unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
