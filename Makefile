@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 
 all:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
-	cmake --build $(BUILD) -j$(JOBS)
+	cmake --build $(BUILD) -j$(JOBS) --target primalloc primalloc_static
 
 test:
 	scripts/install-deps.sh test

@@ -10,6 +10,9 @@
 
 #include <stddef.h>
 
+/* What the library exports, whatever visibility it is built with. */
+#define PM_API __attribute__((visibility("default")))
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,10 +32,11 @@ void pm_free_sized(void *ptr, size_t size);
 void pm_free_aligned_sized(void *ptr, size_t alignment, size_t size);
 
 /* Returns every cached free object to the shared structures and gives
- * empty memory back to the kernel.  Returns 1 if memory was released. */
+ * empty memory back to the kernel.  Returns 1 if memory was released,
+ * else 0. */
 int pm_trim(void);
 
-/* Counters for tests and tools (bytes). */
+/* Counters for tests and tools. */
 struct pm_stats {
     size_t chunks;        /* 2 MiB chunks taken for small/medium/large bins */
     size_t folios_in_use; /* folios holding at least one object or cached */

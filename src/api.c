@@ -18,8 +18,6 @@
 #include "sizeclass.h"
 #include "thread_cache.h"
 
-#define PM_API __attribute__((visibility("default")))
-
 /* malloc starts 32 bytes into a 64-byte line, the 32 bytes before it
  * being never-run padding, so that its place in the decoder's windows does
  * not move with the code linked before it: at a line start, the same
@@ -318,8 +316,7 @@ PM_API int pm_trim(void)
 {
     pm_tc_flush();
     pm_cache_drain();
-    pm_purge_all();
-    return 1;
+    return pm_purge_all();
 }
 
 

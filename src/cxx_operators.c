@@ -8,8 +8,6 @@
 #include "primalloc.h"
 
 #ifdef PM_STD_NAMES
-#define PM_API __attribute__((visibility("default")))
-
 typedef void (*new_handler)(void);
 extern new_handler _ZSt15get_new_handlerv(void) __attribute__((weak));
 extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));

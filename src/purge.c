@@ -82,10 +82,12 @@ void pm_purge_settle(void)
         ;
 }
 
-void pm_purge_all(void)
+int pm_purge_all(void)
 {
+    int any = 0;
     while (pm_folio_purge_one(0, 1))
-        ;
+        any = 1;
     while (pm_pool_purge_one(0, 1))
-        ;
+        any = 1;
+    return any;
 }

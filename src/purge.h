@@ -23,8 +23,9 @@ static inline void pm_purge_if_wanted(void)
         pm_purge_settle();
 }
 
-/* Gives back all dirty memory now. */
-void pm_purge_all(void);
+/* Gives back all dirty and pooled memory now; returns 1 if there was
+ * any. */
+int pm_purge_all(void);
 
 /* The environment variable that starts the background purge. */
 #define PM_PURGE_THREAD_ENV "PRIMALLOC_PURGE_THREAD"

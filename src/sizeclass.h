@@ -1,11 +1,14 @@
 /* Size classes ("bins").  Every constant comes from tools/gen_sizeclasses.c,
  * which runs at build time (supermalloc-ismm2015.txt section 7).
  *
- * Promises: pm_bin_of_size() maps a request to the bin whose objects are the
- * smallest that hold it; every object of a bin starts at
- * chunk + PM_DATA_START + i * size and is aligned to 1 << align_log (at least
- * 16); pm_div_size() divides any chunk offset by a bin's size exactly;
- * pm_is_object() tells exactly whether an offset starts an object. */
+ * Promises: pm_bin_of_small() maps a request of at most PM_LOOKUP_MAX
+ * bytes to the bin whose objects are the smallest that hold it, as
+ * pm_large_bin_by_pages does for a large request by its pages and
+ * pm_pow2_bin_by_log for an aligned one by the log of its size; every
+ * object of a bin starts at chunk + PM_DATA_START + i * size and is
+ * aligned to 1 << align_log (at least 16); pm_div_size() divides any chunk
+ * offset by a bin's size exactly; pm_is_object() tells exactly whether an
+ * offset starts an object. */
 #ifndef PM_SIZECLASS_H
 #define PM_SIZECLASS_H
 

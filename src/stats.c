@@ -41,8 +41,6 @@
 #include "sizeclass.h"
 #include "thread_cache.h"
 
-#define PM_API __attribute__((visibility("default")))
-
 struct pm_counters pm_stats_global;
 
 PM_API void pm_get_stats(struct pm_stats *out)

@@ -9,7 +9,6 @@
 #include <valgrind/memcheck.h>
 #include "primalloc.h"
 
-#define PM_API __attribute__((visibility("default")))
 #define QUIETLY(stmt)                       \
     do {                                    \
         VALGRIND_DISABLE_ERROR_REPORTING;   \

@@ -58,6 +58,7 @@ static void chunks_folios_and_trim(void)
     for (int i = 0; i < NSMALL; i++)
         pm_free(small[i]);
     CHECK_EQ(pm_trim(), 1);
+    CHECK_EQ(pm_trim(), 0);
     struct pm_stats trimmed = stats();
     size_t rss_trimmed = rss_bytes();
     CHECK_MSG(trimmed.folios_in_use < full.folios_in_use, "folios %zu -> %zu after trim",

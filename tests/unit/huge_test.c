@@ -8,7 +8,6 @@
 #include "primalloc.h"
 #include "unit.h"
 
-#define MiB (1ul << 20)
 
 static int all_zero(const unsigned char *p, size_t n)
 {

@@ -1,7 +1,7 @@
-/* Helpers for the module unit tests: checks that name the failing line,
- * a runner for code that must end in pm_fatal, and (in tests built with
- * _GNU_SOURCE) pinning to one CPU, since the caches and carving lanes
- * follow the CPU. */
+/* Helpers for the module unit tests, beside the checks of tests/check.h
+ * that every test uses: a runner for code that must end in pm_fatal, and
+ * (in tests built with _GNU_SOURCE) pinning to one CPU, since the caches
+ * and carving lanes follow the CPU. */
 #ifndef PM_UNIT_H
 #define PM_UNIT_H
 
@@ -11,14 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);  \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "check.h"
 
 /* Runs fn(arg) in a child; checks that it aborts and that its stderr holds
  * `expect`. */
