@@ -2,7 +2,12 @@
  * Linux only; nothing here calls malloc or stdio. */
 #define _GNU_SOURCE
 #include "os.h"
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -220,3 +225,130 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond)
     abort();
 }
 #endif
+
+int pm_os_backtrace(void **frames, int max)
+{
+    int saved = errno;
+    int n = backtrace(frames, max);
+    errno = saved;
+    return n;
+}
+
+void pm_os_backtrace_prime(void)
+{
+    void *frame[1];
+    pm_os_backtrace(frame, 1);
+}
+
+/* The program's headers are those of the object primalloc is part of when
+ * the executable holds it. */
+void pm_os_own_code(uintptr_t *lo, uintptr_t *hi)
+{
+    extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+    const ElfW(Ehdr) *eh = &__ehdr_start;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+    *lo = *hi = 0;
+    if ((uintptr_t)ph == getauxval(AT_PHDR))
+        return;
+    uintptr_t base = (uintptr_t)eh;
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
+            base = (uintptr_t)eh - ph[i].p_vaddr;
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+            *lo = base + ph[i].p_vaddr;
+            *hi = *lo + ph[i].p_memsz;
+        }
+}
+
+const char *pm_os_symbol(const void *addr)
+{
+    Dl_info info;
+    int saved = errno;
+    int found = dladdr(addr, &info);
+    errno = saved;
+    return found ? info.dli_sname : 0;
+}
+
+const char *pm_os_env(const char *name)
+{
+    return getenv(name);
+}
+
+int pm_os_signal_number(const char *name)
+{
+    if (name[0] >= '0' && name[0] <= '9') {
+        int sig = 0;
+        for (; *name >= '0' && *name <= '9' && sig < NSIG; name++)
+            sig = sig * 10 + (*name - '0');
+        return !*name && sig < NSIG ? sig : 0;
+    }
+    if (!strncmp(name, "SIG", 3))
+        name += 3;
+    for (int sig = 1; sig < NSIG; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev && !strcmp(abbrev, name))
+            return sig;
+    }
+    return 0;
+}
+
+int pm_os_on_signal(int sig, void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    int saved = errno;
+    int ok = !sigaction(sig, &sa, 0);
+    errno = saved;
+    return ok;
+}
+
+int pm_os_create(const char *path)
+{
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+int pm_os_write(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t done = write(fd, p, n);
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done <= 0)
+            return -1;
+        p += done;
+        n -= (size_t)done;
+    }
+    return 0;
+}
+
+int pm_os_copy_file(const char *path, int fd)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    char buf[4096];
+    ssize_t n;
+    int status = 0;
+    while (!status && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0)
+            status = pm_os_write(fd, buf, (size_t)n);
+    close(in);
+    return n < 0 ? -1 : status;
+}
+
+void pm_os_close(int fd)
+{
+    int saved = errno;
+    close(fd);
+    errno = saved;
+}
+
+int pm_os_pid(void)
+{
+    return getpid();
+}

@@ -62,6 +62,36 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond);
 #define PM_ASSERT(c) ((void)0)
 #endif
 
+/* The return addresses on the calling thread's stack, innermost first, up
+ * to max; how many.  glibc's backtrace unwinds by the call-frame
+ * information every object carries, so neither primalloc nor the program
+ * needs frame pointers.  Its first call loads libgcc_s, which allocates:
+ * pm_os_backtrace_prime makes that call where allocating is safe. */
+int pm_os_backtrace(void **frames, int max);
+void pm_os_backtrace_prime(void);
+/* Where primalloc's own code lies when it is a shared object of its own;
+ * an empty range when it is linked into the program. */
+void pm_os_own_code(uintptr_t *lo, uintptr_t *hi);
+/* The dynamic symbol whose code holds addr, or NULL. */
+const char *pm_os_symbol(const void *addr);
+
+/* The environment variable's value, or NULL. */
+const char *pm_os_env(const char *name);
+/* The signal named ("SIGUSR2", "USR2" or "12"), or 0. */
+int pm_os_signal_number(const char *name);
+/* Runs fn on sig, in whichever thread it is delivered to; 0 if it could
+ * not be installed. */
+int pm_os_on_signal(int sig, void (*fn)(int));
+
+/* Files written without stdio: create (or truncate) for writing, write
+ * everything, close; -1 on failure.  pm_os_copy_file appends the whole
+ * file at path (such as /proc/self/maps) to fd.  Each keeps errno. */
+int pm_os_create(const char *path);
+int pm_os_write(int fd, const void *buf, size_t n);
+int pm_os_copy_file(const char *path, int fd);
+void pm_os_close(int fd);
+int pm_os_pid(void);
+
 #define pm_likely(x) __builtin_expect(!!(x), 1)
 #define pm_unlikely(x) __builtin_expect(!!(x), 0)
 
