@@ -44,6 +44,14 @@ struct pm_stats {
 };
 void pm_get_stats(struct pm_stats *out);
 
+/* Writes the sampled heap profile (PRIMALLOC_PROF=1 in the environment
+ * turns it on) to path, in the gperftools heap-profile text format that
+ * google-pprof and jeprof read, and as folded stacks for flame graphs to
+ * path.folded; with a NULL path, to the next PREFIX.PID.SEQ.heap and
+ * .folded of PRIMALLOC_PROF_FILE.  Returns 0, or -1 with errno set if the
+ * profile is off or a file could not be written. */
+int pm_profile_dump(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "folio.h"
+#include "heap_profile.h"
 #include "huge.h"
 #include "large.h"
 #include "primalloc.h"
@@ -65,28 +66,42 @@ PM_API void pm_free(void *p)
 
 /* ---- slow paths ---- */
 
-/* A huge object, then the purge its allocation may call for (purge.h). */
-static void *huge_alloc(size_t size, size_t align, int *dirty)
+/* A huge object, or, for a weight from big_weight, a sampled large or
+ * huge object (heap_profile.h); then the purge its allocation may call
+ * for (purge.h). */
+static void *huge_alloc(size_t size, size_t align, long weight, int *dirty)
 {
-    void *p = size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align, dirty) : 0;
+    void *p = weight ? pm_prof_alloc_big(size, align, weight, dirty)
+              : size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align, dirty)
+                                                               : 0;
     pm_purge_if_wanted();
     if (!p)
         errno = ENOMEM;
     return p;
 }
 
+/* How a large or huge allocation of size bytes weighs in the heap
+ * profile: 0 unless it is sampled. */
+static long big_weight(size_t size)
+{
+    return pm_unlikely(pm_prof_on) && size <= PTRDIFF_MAX ? pm_sampler_charge(size) : 0;
+}
+
 static void *alloc_big(size_t size)
 {
-    if (size <= PM_LARGE_MAX)
+    long weight = big_weight(size);
+    if (size <= PM_LARGE_MAX && pm_likely(!weight))
         return pm_large_alloc(size);
-    return huge_alloc(size, PM_CHUNK, 0);
+    return huge_alloc(size, PM_ALIGN, weight, 0);
 }
 
 /* Where a pointer handed to free, realloc or malloc_usable_size lives.
  * Anything that is not a live object's start ends in pm_fatal. */
 struct where {
     unsigned bin;              /* PM_NBINS for a huge object */
-    void *start;               /* the object (for large ones, its slot) */
+    void *start;               /* the object (for large ones, its slot; for
+                                  a sampled one, its home) */
+    int sampled;               /* p is a sampled object inside start */
     size_t usable;             /* bytes from p to the end of the object */
     struct pm_chunk_entry *huge;
 };
@@ -96,7 +111,7 @@ static struct where locate(void *p, const char *call, const char *freed)
     uintptr_t a = (uintptr_t)p;
     struct pm_chunk_entry *e = pm_chunk_entry_of(a);
     uint32_t tag = e ? e->tag : 0;
-    struct where w = {PM_NBINS, p, 0, 0};
+    struct where w = {PM_NBINS, p, 0, 0, 0};
     if (tag - 1 < PM_NBINS) {
         w.bin = tag - 1;
         const struct pm_bin *b = &pm_bins[w.bin];
@@ -105,6 +120,8 @@ static struct where locate(void *p, const char *call, const char *freed)
             w.start = pm_large_slot(p, w.bin);
         else if (!pm_is_object(b, rel))
             w.start = 0;
+        if (!w.start)
+            w.sampled = (w.start = pm_prof_home(p)) != 0;
         if (!w.start)
             pm_fatal(call, p, "pointer inside an object, not at its start");
         if (pm_tc_holds(w.start, w.bin))
@@ -131,12 +148,14 @@ static struct where locate(void *p, const char *call, const char *freed)
 
 static void release(void *p, const struct where *w)
 {
+    if (w->huge || w->sampled)
+        pm_prof_free(p);
     if (w->huge) {
         pm_huge_free(w->start, w->huge);
         pm_purge_if_wanted();
         return;
     }
-    if (w->start != p)
+    if (w->start != p && !w->sampled)
         pm_large_note(w->start, p);
     pm_tc_push(w->start, w->bin);
 }
@@ -179,9 +198,10 @@ static void *alloc_aligned(size_t align, size_t size)
     size_t need = size > align ? size : align;
     if (need <= 1ul << PM_POW2_MAX_LOG)
         return pm_tc_pop(pm_pow2_bin_by_log[64 - __builtin_clzl(need - 1)]);
-    if (align <= PM_PAGE && size <= PM_LARGE_MAX)
+    long weight = align <= PM_CHUNK << 10 ? big_weight(size) : 0;
+    if (align <= PM_PAGE && size <= PM_LARGE_MAX && pm_likely(!weight))
         return pm_large_alloc_aligned(size);
-    return huge_alloc(size, align, 0);
+    return huge_alloc(size, align, weight, 0);
 }
 
 static int is_pow2(size_t x)
@@ -206,7 +226,7 @@ PM_API void *pm_calloc(size_t n, size_t size)
     }
     /* Huge memory from the kernel or an uncommitted run is zero already. */
     int dirty;
-    void *p = huge_alloc(total, PM_CHUNK, &dirty);
+    void *p = huge_alloc(total, PM_CHUNK, big_weight(total), &dirty);
     if (p && dirty)
         memset(p, 0, total);
     return p;
@@ -223,8 +243,10 @@ PM_API void *pm_realloc(void *p, size_t size)
     struct where w = locate(p, "realloc", "pointer already freed");
     if (w.huge) {
         void *q = size > PM_LARGE_MAX ? pm_huge_resize(p, w.huge, size) : 0;
-        if (q)
+        if (q) {
+            pm_prof_resized(p, q, size);
             return q;
+        }
     } else if (size <= w.usable && size >= w.usable / 2) {
         return p;
     }
@@ -319,6 +341,11 @@ PM_API int pm_trim(void)
     return pm_purge_all();
 }
 
+PM_API int pm_profile_dump(const char *path)
+{
+    return pm_prof_dump(path);
+}
+
 
 /* ---- process-wide events ---- */
 
@@ -366,6 +393,7 @@ static void prefork(void)
     }
     if (_IO_list_lock)
         _IO_list_lock();
+    pm_prof_prefork();
     pm_cache_prefork();
     pm_folio_prefork();
     pm_pool_prefork();
@@ -377,6 +405,7 @@ static void drop_locks(void)
     pm_pool_postfork();
     pm_folio_postfork();
     pm_cache_postfork();
+    pm_prof_postfork();
 }
 
 static void postfork_parent(void)

@@ -5,6 +5,7 @@
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "folio.h"
+#include "heap_profile.h"
 #include "purge.h"
 
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
@@ -197,13 +198,13 @@ static void *refill(unsigned bin)
         if (--n)
             pm_cache_leave(bin, *(void **)list, n, PM_CACHE_HERE);
         ((void **)list)[1] = 0;
-        return list;
+        return pm_prof_refill(list, bin, 1);
     }
     t->head = *(void **)list;
     set_room(t, pm_bins[bin].batch - n + 1);
     pm_tc.allocates |= 1ull << bin;
     ((void **)list)[1] = 0;
-    return list;
+    return pm_prof_refill(list, bin, n);
 }
 
 void *pm_tc_refill(unsigned bin)
