@@ -148,14 +148,16 @@ static struct where locate(void *p, const char *call, const char *freed)
 
 static void release(void *p, const struct where *w)
 {
-    if (w->huge || w->sampled)
+    if (w->huge || w->sampled) {
         pm_prof_free(p);
-    if (w->huge) {
-        pm_huge_free(w->start, w->huge);
+        if (w->huge)
+            pm_huge_free(w->start, w->huge);
+        else
+            pm_prof_give_back(w->start, w->bin);
         pm_purge_if_wanted();
         return;
     }
-    if (w->start != p && !w->sampled)
+    if (w->start != p)
         pm_large_note(w->start, p);
     pm_tc_push(w->start, w->bin);
 }

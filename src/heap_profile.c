@@ -269,6 +269,12 @@ static void *home_for(size_t size, size_t align, unsigned *bin, char **at)
     return home;
 }
 
+void pm_prof_give_back(void *object, unsigned bin)
+{
+    *(void **)object = 0;
+    pm_folio_free_list(bin, object, "free");
+}
+
 /* A sampled object in its home, or, when the tables are full, the home
  * itself: an ordinary object of its bin that holds size bytes aligned as
  * asked, handed out unsampled. */
@@ -291,8 +297,7 @@ void *pm_prof_refilled(void *p, unsigned bin, unsigned n)
     void *q = weight ? sample(b->size, 1ul << b->align_log, weight) : 0;
     if (!q)
         return p;
-    *(void **)p = 0;
-    pm_folio_free_list(bin, p, "malloc");
+    pm_prof_give_back(p, bin);
     return q;
 }
 

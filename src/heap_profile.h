@@ -77,6 +77,12 @@ static inline void pm_prof_free(const void *p)
         pm_prof_forget(p);
 }
 
+/* Returns an object of bin to its folio: the home of a sampled object
+ * once freed, as it came, so that the thread caches never hold homes of
+ * bins their threads do not use; or the object a refill handed over,
+ * replaced by a sample. */
+void pm_prof_give_back(void *object, unsigned bin);
+
 /* A huge object p that realloc resized to q, size bytes: sampled anew,
  * as if freed and allocated. */
 void pm_prof_resized(const void *p, void *q, size_t size);
