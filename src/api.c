@@ -87,12 +87,24 @@ static long big_weight(size_t size)
     return pm_unlikely(pm_prof_on) && size <= PTRDIFF_MAX ? pm_sampler_charge(size) : 0;
 }
 
-static void *alloc_big(size_t size)
+/* A large or huge object the sampler may pick: apart from alloc_big, so
+ * that malloc, where alloc_big is inlined, keeps its fast path as it is
+ * without the profile. */
+static __attribute__((noinline)) void *alloc_big_profiled(size_t size)
 {
     long weight = big_weight(size);
-    if (size <= PM_LARGE_MAX && pm_likely(!weight))
+    if (size <= PM_LARGE_MAX && !weight)
         return pm_large_alloc(size);
     return huge_alloc(size, PM_ALIGN, weight, 0);
+}
+
+static void *alloc_big(size_t size)
+{
+    if (pm_unlikely(pm_prof_on))
+        return alloc_big_profiled(size);
+    if (size <= PM_LARGE_MAX)
+        return pm_large_alloc(size);
+    return huge_alloc(size, PM_CHUNK, 0, 0);
 }
 
 /* Where a pointer handed to free, realloc or malloc_usable_size lives.
