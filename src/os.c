@@ -2,7 +2,6 @@
  * Linux only; nothing here calls malloc or stdio. */
 #define _GNU_SOURCE
 #include "os.h"
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <execinfo.h>
@@ -261,13 +260,87 @@ void pm_os_own_code(uintptr_t *lo, uintptr_t *hi)
         }
 }
 
+/* The loader usually relocates the addresses of the dynamic section in
+ * place; where it does not (the vDSO), they are offsets. */
+static const void *dyn_address(const struct dl_phdr_info *info, ElfW(Addr) ptr)
+{
+    return (const void *)(ptr < info->dlpi_addr ? ptr + info->dlpi_addr : ptr);
+}
+
+/* How many dynamic symbols an object has: DT_HASH says; with only
+ * DT_GNU_HASH, one past the last symbol of the longest-reaching chain. */
+static uint32_t symbol_count(const uint32_t *hash, const uint32_t *gnu)
+{
+    if (hash)
+        return hash[1];
+    if (!gnu)
+        return 0;
+    uint32_t nbuckets = gnu[0], first = gnu[1];
+    const uint32_t *buckets = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / 4), *chain = buckets + nbuckets;
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < nbuckets; i++)
+        if (buckets[i] > last)
+            last = buckets[i];
+    if (last < first)
+        return first;
+    while (!(chain[last - first] & 1))
+        last++;
+    return last + 1;
+}
+
+struct symbol_query {
+    uintptr_t addr;
+    const char *name;
+};
+
+/* dl_iterate_phdr's callback: stops at the object holding q->addr and
+ * names the dynamic symbol whose code holds it, as dladdr does, without
+ * its lookups. */
+static int find_symbol(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct symbol_query *q = data;
+    const ElfW(Dyn) *dyn = 0;
+    int inside = 0;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && q->addr - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz)
+            inside = 1;
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+    }
+    if (!inside || !dyn)
+        return inside;
+    const ElfW(Sym) *syms = 0;
+    const char *names = 0;
+    const uint32_t *hash = 0, *gnu = 0;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_SYMTAB)
+            syms = dyn_address(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_STRTAB)
+            names = dyn_address(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_HASH)
+            hash = dyn_address(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_GNU_HASH)
+            gnu = dyn_address(info, dyn->d_un.d_ptr);
+    }
+    uint32_t n = syms && names ? symbol_count(hash, gnu) : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t start = info->dlpi_addr + syms[i].st_value;
+        if (syms[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(syms[i].st_info) == STT_FUNC &&
+            q->addr - start < syms[i].st_size) {
+            q->name = names + syms[i].st_name;
+            break;
+        }
+    }
+    return 1;
+}
+
 const char *pm_os_symbol(const void *addr)
 {
-    Dl_info info;
-    int saved = errno;
-    int found = dladdr(addr, &info);
-    errno = saved;
-    return found ? info.dli_sname : 0;
+    struct symbol_query q = {(uintptr_t)addr, 0};
+    dl_iterate_phdr(find_symbol, &q);
+    return q.name;
 }
 
 const char *pm_os_env(const char *name)
