@@ -427,23 +427,91 @@ static void write_heap(struct out *o, const struct snapshot *snap, uint32_t n)
         o->failed = 1;
 }
 
+/* A frame of the dump's stacks and the function that holds it (NULL if
+ * no dynamic symbol does). */
+struct named {
+    uintptr_t addr;
+    const char *name;
+};
+
+struct names {
+    struct named *v; /* sorted by address, distinct */
+    size_t n;
+};
+
+/* Shell sort (gaps shrinking by 5/11): no allocation, unlike qsort. */
+static void sort_frames(struct named *v, size_t n)
+{
+    for (size_t gap = n / 2; gap; gap = gap > 2 ? gap * 5 / 11 : gap - 1)
+        for (size_t i = gap; i < n; i++) {
+            struct named x = v[i];
+            size_t j = i;
+            for (; j >= gap && v[j - gap].addr > x.addr; j -= gap)
+                v[j] = v[j - gap];
+            v[j] = x;
+        }
+}
+
+/* The first of the sorted frames at or above addr. */
+static size_t first_at(const struct names *f, uintptr_t addr)
+{
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->v[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void name_frames(void *ctx, uintptr_t start, size_t size, const char *name)
+{
+    struct names *f = ctx;
+    for (size_t i = first_at(f, start); i < f->n && f->v[i].addr - start < size; i++)
+        f->v[i].name = name;
+}
+
 /* Folded stacks (flame graphs): frames outermost first, named by their
- * dynamic symbol or else by address, then the live bytes. */
+ * dynamic symbol or else by address, then the live bytes.  The distinct
+ * frames are sorted and every object's symbols walked once, not once a
+ * frame: a program's stacks hold thousands of frames, and an object
+ * thousands of symbols. */
 static void write_folded(struct out *o, const struct snapshot *snap, uint32_t n)
 {
+    size_t frames = 0;
+    for (uint32_t i = 0; i < n; i++)
+        frames += snap[i].live.bytes ? tables->stacks[i].depth : 0;
+    size_t bytes = (frames * sizeof(struct named) + PM_PAGE - 1) & ~(PM_PAGE - 1);
+    struct names f = {frames ? pm_os_map(bytes, PM_PAGE) : 0, 0};
+    if (frames && !f.v) {
+        o->failed = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; snap[i].live.bytes && k < tables->stacks[i].depth; k++)
+            f.v[f.n++] = (struct named){(uintptr_t)tables->stacks[i].frames[k], 0};
+    sort_frames(f.v, f.n);
+    size_t distinct = 0;
+    for (size_t i = 0; i < f.n; i++)
+        if (!distinct || f.v[distinct - 1].addr != f.v[i].addr)
+            f.v[distinct++] = f.v[i];
+    f.n = distinct;
+    pm_os_each_symbol(name_frames, &f);
     for (uint32_t i = 0; i < n; i++) {
         if (!snap[i].live.bytes)
             continue;
         const struct stack *s = &tables->stacks[i];
-        for (uint32_t f = s->depth; f--;) {
-            const char *name = pm_os_symbol(s->frames[f]);
+        for (uint32_t k = s->depth; k--;) {
+            const char *name = f.v[first_at(&f, (uintptr_t)s->frames[k])].name;
             if (name) {
                 put(o, name);
             } else {
                 put(o, "0x");
-                put_num(o, (uintptr_t)s->frames[f], 16);
+                put_num(o, (uintptr_t)s->frames[k], 16);
             }
-            if (f)
+            if (k)
                 put(o, ";");
         }
         if (!s->depth)
@@ -452,6 +520,8 @@ static void write_folded(struct out *o, const struct snapshot *snap, uint32_t n)
         put_num(o, snap[i].live.bytes, 10);
         put(o, "\n");
     }
+    if (frames)
+        pm_os_unmap(f.v, bytes);
 }
 
 static int write_file(const char *path, void (*write)(struct out *, const struct snapshot *, uint32_t),

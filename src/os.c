@@ -288,29 +288,23 @@ static uint32_t symbol_count(const uint32_t *hash, const uint32_t *gnu)
     return last + 1;
 }
 
-struct symbol_query {
-    uintptr_t addr;
-    const char *name;
+struct symbol_walk {
+    void (*fn)(void *ctx, uintptr_t start, size_t size, const char *name);
+    void *ctx;
 };
 
-/* dl_iterate_phdr's callback: stops at the object holding q->addr and
- * names the dynamic symbol whose code holds it, as dladdr does, without
- * its lookups. */
-static int find_symbol(struct dl_phdr_info *info, size_t size, void *data)
+/* dl_iterate_phdr's callback: hands each function among the object's
+ * dynamic symbols to the walk. */
+static int object_symbols(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    struct symbol_query *q = data;
+    const struct symbol_walk *w = data;
     const ElfW(Dyn) *dyn = 0;
-    int inside = 0;
-    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && q->addr - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz)
-            inside = 1;
-        if (ph->p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
-    }
-    if (!inside || !dyn)
-        return inside;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    if (!dyn)
+        return 0;
     const ElfW(Sym) *syms = 0;
     const char *names = 0;
     const uint32_t *hash = 0, *gnu = 0;
@@ -325,22 +319,16 @@ static int find_symbol(struct dl_phdr_info *info, size_t size, void *data)
             gnu = dyn_address(info, dyn->d_un.d_ptr);
     }
     uint32_t n = syms && names ? symbol_count(hash, gnu) : 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uintptr_t start = info->dlpi_addr + syms[i].st_value;
-        if (syms[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(syms[i].st_info) == STT_FUNC &&
-            q->addr - start < syms[i].st_size) {
-            q->name = names + syms[i].st_name;
-            break;
-        }
-    }
-    return 1;
+    for (uint32_t i = 0; i < n; i++)
+        if (syms[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(syms[i].st_info) == STT_FUNC && syms[i].st_size)
+            w->fn(w->ctx, info->dlpi_addr + syms[i].st_value, syms[i].st_size, names + syms[i].st_name);
+    return 0;
 }
 
-const char *pm_os_symbol(const void *addr)
+void pm_os_each_symbol(void (*fn)(void *ctx, uintptr_t start, size_t size, const char *name), void *ctx)
 {
-    struct symbol_query q = {(uintptr_t)addr, 0};
-    dl_iterate_phdr(find_symbol, &q);
-    return q.name;
+    struct symbol_walk w = {fn, ctx};
+    dl_iterate_phdr(object_symbols, &w);
 }
 
 const char *pm_os_env(const char *name)
