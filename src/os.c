@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +81,8 @@ extern const unsigned int __rseq_size __attribute__((weak));
 
 unsigned pm_os_cpu(void)
 {
+    if (__libc_single_threaded)
+        return 0;
     if (&__rseq_size && __rseq_size >= 8) {
         const volatile int32_t *rs =
             (const volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);

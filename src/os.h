@@ -23,7 +23,11 @@ void pm_os_hugepage(void *p, size_t size, int on);
  * 0 (nothing changed) when the source spans more than one mapping. */
 int pm_os_move(void *from, size_t size, void *to);
 
-/* The CPU this thread runs on now (it may move at any time). */
+/* The CPU whose caches and carving lane this thread uses: the one it runs
+ * on now (it may move at any time), or CPU 0 while the process has a
+ * single thread.  One thread alone shares no line with another, and
+ * following it from CPU to CPU would leave what it cached stranded on the
+ * CPU it left while it carves new folios on the next. */
 unsigned pm_os_cpu(void);
 /* How many CPU numbers this process may see: CPU ids are reduced modulo it. */
 unsigned pm_os_cpu_slots(void);

@@ -2,6 +2,7 @@
  * folios (on purge, after a second, or past the high-water mark), fresh
  * folios carved per CPU, and detection of double and interior frees. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -64,10 +65,11 @@ static uintptr_t chunk_of_first(unsigned in_bin, unsigned n)
 }
 
 /* A whole folio's worth of a fresh bin, carved on two CPUs in turn: each
- * CPU carves from a chunk of its own and keeps carving from it. */
-static void check_lanes(int cpu_a, int cpu_b)
+ * CPU carves from a chunk of its own and keeps carving from it, once the
+ * process has threads; a process of one thread carves from one chunk
+ * wherever it runs. */
+static void check_lanes(unsigned lane_bin, int cpu_a, int cpu_b, int threaded)
 {
-    unsigned lane_bin = pm_bin_of_small(128);
     unsigned per = 1u << pm_bins[lane_bin].folio_log;
     pin(cpu_a);
     uintptr_t a = chunk_of_first(lane_bin, per);
@@ -75,7 +77,12 @@ static void check_lanes(int cpu_a, int cpu_b)
     uintptr_t other = chunk_of_first(lane_bin, per);
     pin(cpu_a);
     CHECK(chunk_of_first(lane_bin, per) == a);
-    CHECK(cpu_b == cpu_a ? other == a : other != a);
+    CHECK(cpu_b == cpu_a || !threaded ? other == a : other != a);
+}
+
+static void *nothing(void *arg)
+{
+    return arg;
 }
 
 static void free_twice(void *p)
@@ -105,7 +112,11 @@ int main(void)
         }
     /* This leaves the test pinned to cpu_a: fresh folios then come one
      * after the other from one chunk, as the checks below expect. */
-    check_lanes(cpu_a, cpu_b < 0 ? cpu_a : cpu_b);
+    cpu_b = cpu_b < 0 ? cpu_a : cpu_b;
+    check_lanes(pm_bin_of_small(128), cpu_a, cpu_b, 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, 0, nothing, 0) == 0 && pthread_join(t, 0) == 0);
+    check_lanes(pm_bin_of_small(160), cpu_a, cpu_b, 1);
 
     bin = pm_bin_of_small(64);
     b = &pm_bins[bin];
