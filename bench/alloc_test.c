@@ -18,20 +18,15 @@ static void *work(void *arg)
     struct tally t = {0};
     rng_t r;
     rng_seed(&r, (uint64_t)id);
-    obj_t *o = calloc((size_t)g_slots, sizeof *o);
-    if (!o) {
-        check_fail("calloc failed");
+    obj_t *o = slots_new(g_slots);
+    if (!o)
         return NULL;
-    }
     for (long i = 0; i < g_ops; i++) {
         obj_t *s = &o[rng_below(&r, (uint64_t)g_slots)];
         obj_free(s, &t);
         obj_alloc(s, g_sizes[rng_below(&r, TABLE)], (uint32_t)rng_next(&r), &t);
     }
-    for (long i = 0; i < g_slots; i++)
-        obj_free(&o[i], &t);
-    free(o);
-    tally_merge(&t);
+    slots_done(o, g_slots, &t);
     return NULL;
 }
 

@@ -121,7 +121,10 @@ static inline void tally_free(struct tally *t, uint32_t tag)
     t->sum_free += tag;
 }
 
-static inline void obj_alloc(obj_t *o, size_t size, uint32_t tag, struct tally *t)
+/* Allocates o's object of size bytes and tags it; with `every_byte`, it
+ * first writes every byte, as programs that fill what they allocate do. */
+static inline void obj_alloc_written(obj_t *o, size_t size, uint32_t tag, struct tally *t,
+                                     bool every_byte)
 {
     o->p = malloc(size);
     o->size = (uint32_t)size;
@@ -130,8 +133,15 @@ static inline void obj_alloc(obj_t *o, size_t size, uint32_t tag, struct tally *
         check_fail("malloc(%zu) returned NULL", size);
         return;
     }
+    if (every_byte)
+        memset(o->p, (int)(tag >> 24), size);
     tag_fill(o->p, size, tag);
     tally_alloc(t, tag);
+}
+
+static inline void obj_alloc(obj_t *o, size_t size, uint32_t tag, struct tally *t)
+{
+    obj_alloc_written(o, size, tag, t, false);
 }
 
 /* Checks a live object about to be freed and counts it as freed. */
@@ -153,6 +163,25 @@ static inline void obj_free(obj_t *o, struct tally *t)
 
 /* Adds a thread's tally to the process total (call once per thread). */
 void tally_merge(const struct tally *t);
+
+/* A thread's n empty object slots, or NULL once the failure is reported. */
+static inline obj_t *slots_new(long n)
+{
+    obj_t *o = calloc((size_t)n, sizeof *o);
+    if (!o)
+        check_fail("calloc failed");
+    return o;
+}
+
+/* Frees what the n slots hold and the slots, and adds the thread's tally
+ * to the process total. */
+static inline void slots_done(obj_t *o, long n, struct tally *t)
+{
+    for (long i = 0; i < n; i++)
+        obj_free(&o[i], t);
+    free(o);
+    tally_merge(t);
+}
 /* Counts objects checked outside the tally (e.g. written and read back). */
 void checked_add(uint64_t n);
 /* Prints "check ok ..." or "check FAILED ..." and returns the exit status. */

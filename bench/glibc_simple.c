@@ -20,17 +20,7 @@ static rng_t g_rng;
 
 static void alloc_one(obj_t *o, size_t size)
 {
-    uint32_t tag = (uint32_t)rng_next(&g_rng);
-    o->p = malloc(size);
-    o->size = (uint32_t)size;
-    o->tag = tag;
-    if (!o->p) {
-        check_fail("malloc(%zu) returned NULL", size);
-        return;
-    }
-    memset(o->p, (int)(tag >> 24), size);
-    tag_fill(o->p, size, tag);
-    tally_alloc(&g_tally, tag);
+    obj_alloc_written(o, size, (uint32_t)rng_next(&g_rng), &g_tally, true);
 }
 
 /* Each window runs until it has made about `pairs` malloc+free pairs. */

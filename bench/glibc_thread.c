@@ -20,31 +20,18 @@ static void *work(void *arg)
     struct tally t = {0};
     rng_t r;
     rng_seed(&r, (uint64_t)ARG_ID(arg));
-    obj_t *o = calloc((size_t)g_slots, sizeof *o);
-    if (!o) {
-        check_fail("calloc failed");
+    obj_t *o = slots_new(g_slots);
+    if (!o)
         return NULL;
-    }
     for (long i = 0; i < g_steps; i++) {
         obj_t *s = &o[rng_below(&r, (uint64_t)g_slots)];
         obj_free(s, &t);
         size_t size = g_sizes[rng_below(&r, TABLE)];
-        uint32_t tag = (uint32_t)rng_next(&r);
-        s->p = malloc(size);
-        s->size = (uint32_t)size;
-        s->tag = tag;
-        if (!s->p) {
-            check_fail("malloc(%zu) returned NULL", size);
+        obj_alloc_written(s, size, (uint32_t)rng_next(&r), &t, true);
+        if (!s->p)
             break;
-        }
-        memset(s->p, (int)(tag >> 24), size);
-        tag_fill(s->p, size, tag);
-        tally_alloc(&t, tag);
     }
-    for (long i = 0; i < g_slots; i++)
-        obj_free(&o[i], &t);
-    free(o);
-    tally_merge(&t);
+    slots_done(o, g_slots, &t);
     return NULL;
 }
 

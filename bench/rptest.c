@@ -60,11 +60,9 @@ static void *work(void *arg)
     struct tally t = {0};
     rng_t r;
     rng_seed(&r, (uint64_t)id);
-    obj_t *o = calloc((size_t)g_slots, sizeof *o);
-    if (!o) {
-        check_fail("calloc failed");
+    obj_t *o = slots_new(g_slots);
+    if (!o)
         return NULL;
-    }
     long ai = 0, fi = 0;
     unsigned kind = 0;
     int to = id;
@@ -92,10 +90,7 @@ static void *work(void *arg)
         }
     }
     po_finish(g_po, id, &t);
-    for (long i = 0; i < g_slots; i++)
-        obj_free(&o[i], &t);
-    free(o);
-    tally_merge(&t);
+    slots_done(o, g_slots, &t);
     return NULL;
 }
 
