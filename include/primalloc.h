@@ -52,6 +52,18 @@ void pm_get_stats(struct pm_stats *out);
  * profile is off or a file could not be written. */
 int pm_profile_dump(const char *path);
 
+/* pm_stats_print's formats: a table for people, or one JSON object. */
+#define PM_STATS_TABLE 0
+#define PM_STATS_JSON 1
+
+/* Writes the allocator's statistics (primalloc(3) lists them) through
+ * write_fn(opaque, buf, len), a piece at a time, or to stderr when
+ * write_fn is NULL.  Nothing is allocated, and no lock of the
+ * allocator's is held while write_fn runs, so it may allocate.  Returns
+ * 0, or -1 with errno EINVAL for an unknown format. */
+int pm_stats_print(void (*write_fn)(void *opaque, const char *buf, size_t len), void *opaque,
+                   int format);
+
 #ifdef __cplusplus
 }
 #endif

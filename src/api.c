@@ -10,6 +10,7 @@
 #include "cache.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
+#include "exit_report.h"
 #include "folio.h"
 #include "heap_profile.h"
 #include "huge.h"
@@ -411,6 +412,7 @@ static void prefork(void)
     pm_cache_prefork();
     pm_folio_prefork();
     pm_pool_prefork();
+    pm_tc_prefork();
     fork_locked = 1;
 }
 
@@ -426,6 +428,7 @@ static void postfork_parent(void)
 {
     if (!fork_locked)
         return;
+    pm_tc_postfork(0);
     drop_locks();
     if (_IO_list_unlock)
         _IO_list_unlock();
@@ -435,6 +438,7 @@ static void postfork_child(void)
 {
     if (!fork_locked)
         return;
+    pm_tc_postfork(1);
     drop_locks();
     pm_tc_fork_child();
     pm_purge_fork_child();
@@ -445,6 +449,7 @@ static void postfork_child(void)
 __attribute__((constructor)) static void pm_register_fork(void)
 {
     pthread_atfork(prefork, postfork_parent, postfork_child);
+    pm_exit_report_init();
 }
 
 #ifdef PM_STD_NAMES

@@ -1,5 +1,6 @@
 #include "cache.h"
 #include "chunk_table.h"
+#include "counters.h"
 #include "folio.h"
 #include "lock.h"
 #include "os.h"
@@ -72,6 +73,7 @@ static struct {
     long bytes;
 } __attribute__((aligned(64))) global_held;
 static unsigned nslots, global_cap;
+static size_t mapped_bytes;
 static pm_lock init_lock;
 
 /* Maps the per-CPU caches.  When the kernel refuses (an address-space
@@ -86,6 +88,7 @@ static int init(void)
         struct cpu_bin *c = pm_os_map(bytes, PM_PAGE);
         if (c) {
             nslots = n;
+            __atomic_store_n(&mapped_bytes, bytes, __ATOMIC_RELAXED);
             held = (struct cpu_held *)((char *)c + bins);
             global_cap = 2 * n < GLOBAL_MAX ? 2 * n : GLOBAL_MAX;
             global_budget = (long)(global_cap / 2) * CPU_BUDGET;
@@ -257,6 +260,7 @@ static struct chain steal(unsigned bin, struct cpu_bin *mine, int *declined)
         __atomic_fetch_sub(held_by(c), bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
         cpu_unlock(c);
         if (ch.first) {
+            pm_count(PM_EV_steals);
             note_take(bin, mine, slot);
             return ch;
         }
@@ -297,11 +301,13 @@ static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
         }
         note_take(bin, c, g->owner[k]);
     }
+    pm_count(PM_EV_global_takes);
     return global_remove(g, k);
 }
 
 void *pm_cache_get(unsigned bin)
 {
+    pm_count_bin(bin, PM_EV_refills);
     struct cpu_bin *c = cpu_bin_at(bin, PM_CACHE_HERE);
     if (!c)
         return 0;
@@ -365,13 +371,16 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
         __atomic_store_n(&g->n, g->n + 1, __ATOMIC_RELAXED);
     }
     pm_lock_drop(global_lock(bin));
-    if (!took)
+    if (took)
+        pm_count(PM_EV_global_puts);
+    else
         __atomic_fetch_sub(&global_held.bytes, bytes, __ATOMIC_RELAXED);
     return took;
 }
 
 void pm_cache_put(unsigned bin, void *batch, int lane)
 {
+    pm_count_bin(bin, PM_EV_flushes);
     struct cpu_bin *c = cpu_bin_at(bin, lane);
     if (!c) {
         pm_folio_free_list(bin, batch, "free");
@@ -467,6 +476,7 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n)
 
 void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane)
 {
+    pm_count_bin(bin, PM_EV_flushes);
     struct cpu_bin *c = cpu_bin_at(bin, lane);
     if (!c)
         pm_folio_free_list(bin, list, "free");
@@ -507,9 +517,9 @@ void pm_cache_drain(void)
     }
 }
 
-size_t pm_cache_count(unsigned bin)
+void pm_cache_census(unsigned bin, size_t *cpu, size_t *global)
 {
-    size_t batches = 0, loose = 0;
+    size_t batches = 0, loose = 0, down = 0;
     for (unsigned s = 0; cpus && s < nslots; s++) {
         struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
         pm_lock_take(&c->lock);
@@ -520,9 +530,22 @@ size_t pm_cache_count(unsigned bin)
     struct global_bin *g = &globals[bin];
     pm_lock_take(global_lock(bin));
     for (unsigned i = 0; i < g->n; i++)
-        batches += g->chains[i].nbatches;
+        down += g->chains[i].nbatches;
     pm_lock_drop(global_lock(bin));
-    return batches * pm_bins[bin].batch + loose;
+    *cpu = batches * pm_bins[bin].batch + loose;
+    *global = down * pm_bins[bin].batch;
+}
+
+size_t pm_cache_count(unsigned bin)
+{
+    size_t cpu, global;
+    pm_cache_census(bin, &cpu, &global);
+    return cpu + global;
+}
+
+size_t pm_cache_metadata(void)
+{
+    return sizeof globals + sizeof global_locks + __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
 }
 
 static void check_failed(const void *where, const char *what)

@@ -42,8 +42,11 @@ void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane);
 /* Returns every cached object to its folio. */
 void pm_cache_drain(void);
 
-/* Objects of bin held by the CPU and global levels (for tests and
- * statistics). */
+/* Objects of bin held by the CPU levels and by the global level (for
+ * statistics), each level's lists read under its lock in turn. */
+void pm_cache_census(unsigned bin, size_t *cpu, size_t *global);
+
+/* The two together (for tests). */
 size_t pm_cache_count(unsigned bin);
 
 /* Checks both levels against their specification: every chain holds the
@@ -53,6 +56,9 @@ size_t pm_cache_count(unsigned bin);
  * its budget.  Ends in pm_fatal naming the first that fails.  Takes every
  * lock of the caches while it runs. */
 void pm_cache_check(void);
+
+/* Bytes of the levels' own bookkeeping, static or mapped. */
+size_t pm_cache_metadata(void);
 
 void pm_cache_prefork(void);
 void pm_cache_postfork(void);

@@ -1,6 +1,7 @@
 #include "chunk_pool.h"
 #include <string.h>
 #include "chunk_table.h"
+#include "counters.h"
 #include "footprint.h"
 #include "lock.h"
 #include "os.h"
@@ -40,7 +41,7 @@ static pm_lock lock;
 static struct free_run *lists[CLASSES];
 static uint64_t nonempty;                  /* bit c: lists[c] has a run */
 static struct free_run *oldest, *newest;   /* the age list */
-static size_t mapped_chunks, free_chunks, nruns;
+static size_t mapped_chunks, peak_chunks, free_chunks, nruns;
 static struct free_run *blocks[MAX_BLOCKS]; /* record n + 1 is blocks[n / PER_BLOCK][n % PER_BLOCK] */
 static size_t nblocks;
 static struct free_run *spare;               /* records not in use, through next */
@@ -260,6 +261,9 @@ static int reserve(size_t need)
         return 0;
     }
     mapped_chunks += want / PM_CHUNK;
+    if (mapped_chunks > peak_chunks)
+        peak_chunks = mapped_chunks;
+    pm_count(PM_EV_reserves);
     put_locked((uintptr_t)p, want / PM_CHUNK, 0);
     return 1;
 }
@@ -362,6 +366,7 @@ int pm_pool_purge_one(uint32_t before, int force)
     forget_locked(base, chunks);
     pm_lock_drop(&lock);
     pm_os_unmap((void *)base, chunks * PM_CHUNK);
+    pm_count(PM_EV_unmaps);
     return 1;
 }
 
@@ -369,8 +374,10 @@ void pm_pool_census(struct pm_pool_census *out)
 {
     pm_lock_take(&lock);
     out->mapped = mapped_chunks;
+    out->peak = peak_chunks;
     out->free = free_chunks;
     out->runs = nruns;
+    out->metadata = sizeof blocks + nblocks * BLOCK_BYTES;
     pm_lock_drop(&lock);
 }
 

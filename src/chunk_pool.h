@@ -55,9 +55,10 @@ void pm_pool_put(void *base, size_t chunks, size_t dirty);
  * its age when force.  1 if it unmapped any. */
 int pm_pool_purge_one(uint32_t before, int force);
 
-/* Chunks mapped, and chunks and runs in the pool. */
+/* Chunks mapped (now, and at most so far), chunks and runs in the pool,
+ * and bytes of the pool's records. */
 struct pm_pool_census {
-    size_t mapped, free, runs;
+    size_t mapped, peak, free, runs, metadata;
 };
 void pm_pool_census(struct pm_pool_census *out);
 

@@ -3,6 +3,9 @@
 
 struct pm_chunk_table pm_chunk_table;
 
+/* Leaves mapped outside the window. */
+static size_t own_leaves;
+
 #define LEAF_BYTES (sizeof(struct pm_chunk_entry) << PM_LEAF_BITS)
 
 /* The window's first span: the first span covered and the 14 below it
@@ -43,11 +46,18 @@ int pm_chunk_table_cover(uintptr_t base, size_t size)
             return 0;
         uintptr_t none = 0, off = (uintptr_t)leaf - (uintptr_t)&pm_chunk_table;
         int own = (size_t)(leaf - (char *)pm_chunk_table.window) >= sizeof pm_chunk_table.window;
-        if (!__atomic_compare_exchange_n(&pm_chunk_table.top[t], &none, off, 0, __ATOMIC_RELEASE,
-                                         __ATOMIC_RELAXED) && own)
+        if (__atomic_compare_exchange_n(&pm_chunk_table.top[t], &none, off, 0, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
+            __atomic_fetch_add(&own_leaves, own, __ATOMIC_RELAXED);
+        else if (own)
             pm_os_unmap(leaf, LEAF_BYTES);
     }
     return 1;
+}
+
+size_t pm_chunk_table_metadata(void)
+{
+    return sizeof pm_chunk_table + __atomic_load_n(&own_leaves, __ATOMIC_RELAXED) * LEAF_BYTES;
 }
 
 /* Each entry is written whole, in one store, as pm_chunk_read reads it. */

@@ -133,6 +133,9 @@ static inline unsigned pm_chunk_lane(uintptr_t a)
  * 2^PM_ADDRESS_BITS).  0 when a leaf could not be mapped. */
 int pm_chunk_table_cover(uintptr_t base, size_t size);
 
+/* Bytes of the table, in .bss and in leaves of their own (for statistics). */
+size_t pm_chunk_table_metadata(void);
+
 /* Marks the chunks of [base, base + size), which pm_chunk_table_cover
  * accepted, with tag and link. */
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link);

@@ -1,12 +1,12 @@
 #include "folio.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
+#include "counters.h"
 #include "footprint.h"
 #include "large_note.h"
 #include "lock.h"
 #include "os.h"
 #include "sizeclass.h"
-#include "stats.h"
 
 /* One record per folio, in its chunk's header pages. */
 struct pm_folio {
@@ -57,6 +57,8 @@ struct pm_bin_state {
     struct list clean;
     struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
     size_t chunks;
+    size_t used_folios; /* folios holding objects */
+    size_t dirty_bytes; /* this bin's share of the footprint's dirty bytes */
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
@@ -141,6 +143,22 @@ static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
         s->nonempty[k / 64] &= ~(1ull << (k % 64));
 }
 
+/* Dirty bytes of s changed: the bin's count and the footprint's move
+ * together, under the bin lock. */
+static void bin_dirty(struct pm_bin_state *s, long bytes)
+{
+    s->dirty_bytes += (size_t)bytes;
+    pm_fp_dirty(bytes);
+}
+
+/* n folios of s started (or, n < 0, stopped) holding objects. */
+static void bin_used(struct pm_bin_state *s, const struct pm_bin *b, long n)
+{
+    s->used_folios += (size_t)n;
+    pm_fp_inuse(n * (long)b->folio_bytes);
+    pm_stat_add(&pm_stats_global.folios_in_use, n);
+}
+
 #define DENSE_CHUNKS 8
 
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
@@ -165,13 +183,13 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         c->carved = c->used = c->purging = 0;
         c->wild = 1;
         c->dirty_tail = dirty;
-        pm_fp_dirty((long)dirty);
+        bin_dirty(s, (long)dirty);
         s->chunks++;
         pm_stat_add(&pm_stats_global.chunks, 1);
     }
     size_t reused = c->dirty_tail < b->folio_bytes ? c->dirty_tail : b->folio_bytes;
     c->dirty_tail -= reused;
-    pm_fp_dirty(-(long)reused);
+    bin_dirty(s, -(long)reused);
     struct pm_folio *f = &c->folios[c->carved++];
     unsigned n = 1u << b->folio_log;
     f->nfree = n;
@@ -196,7 +214,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     struct pm_folio *f = s->dirty.first;
     if (f) {
         dirty_unlink(s, f);
-        pm_fp_dirty(-(long)b->folio_bytes);
+        bin_dirty(s, -(long)b->folio_bytes);
     } else if ((f = s->clean.first)) {
         unlink_from(&s->clean, f);
         *grew = 1;
@@ -206,8 +224,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
         return 0;
     }
     chunk_of(f)->used++;
-    pm_fp_inuse((long)b->folio_bytes);
-    pm_stat_add(&pm_stats_global.folios_in_use, 1);
+    bin_used(s, b, 1);
     return f;
 }
 
@@ -242,7 +259,7 @@ static int leave_bin(struct pm_bin_state *s, const struct pm_bin *b, struct pm_c
             unlink_from(&s->clean, f);
         }
     }
-    pm_fp_dirty(-(long)dirty);
+    bin_dirty(s, -(long)dirty);
     s->carved_folios -= c->carved;
     s->chunks--;
     pm_stat_add(&pm_stats_global.chunks, -1);
@@ -268,12 +285,13 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
         return 0;
     }
     dirty_unlink(s, f);
-    pm_fp_dirty(-(long)b->folio_bytes);
+    bin_dirty(s, -(long)b->folio_bytes);
     struct pm_chunk_header *c = chunk_of(f);
     c->purging++;
     pm_lock_drop(bin_lock(bin));
     /* TAKEN: on no list, so no one touches it while its pages go back. */
     pm_os_uncommit(folio_data(b, f), b->folio_bytes);
+    pm_count(PM_EV_folio_purges);
     pm_lock_take(bin_lock(bin));
     push(&s->clean, f, CLEAN);
     c->purging--;
@@ -313,6 +331,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     unsigned nclaims = 0, need = want;
     int grew = 0;
     __builtin_prefetch(s, 1);
+    pm_count_bin(bin, PM_EV_folio_allocs);
     pm_lock_take(bin_lock(bin));
     while (need && nclaims < MAX_CLAIMS) {
         struct pm_folio *f = take_folio(s, b, bin, &grew);
@@ -402,9 +421,8 @@ static int settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct p
     }
     f->empty_since = now;
     dirty_push(s, f);
-    pm_fp_inuse(-(long)b->folio_bytes);
-    pm_fp_dirty((long)b->folio_bytes);
-    pm_stat_add(&pm_stats_global.folios_in_use, -1);
+    bin_used(s, b, -1);
+    bin_dirty(s, (long)b->folio_bytes);
     struct pm_chunk_header *c = chunk_of(f);
     c->used--;
     return leave_bin(s, b, c, 0, out);
@@ -417,6 +435,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
     const struct pm_bin *b = &pm_bins[bin];
     struct pm_bin_state *s = &bins[bin];
     uint32_t now = pm_os_now_ms();
+    pm_count_bin(bin, PM_EV_folio_frees);
     while (head) {
         /* Gather a group and prefetch its folio records before locking. */
         struct freeing group[FREE_GROUP];
@@ -517,21 +536,23 @@ void pm_folio_check(void)
     }
 }
 
-void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios)
+void pm_folio_census(unsigned bin, struct pm_folio_census *out)
 {
-    struct pm_bin_state *s = &bins[bin];
+    const struct pm_bin_state *s = &bins[bin];
     pm_lock_take(bin_lock(bin));
-    *carved = s->carved_folios << pm_bins[bin].folio_log;
-    *free_in_folios = *carved - s->taken;
+    out->folios = s->carved_folios;
+    out->objects = s->carved_folios << pm_bins[bin].folio_log;
+    out->free = out->objects - s->taken;
+    out->folios_in_use = s->used_folios;
+    out->chunks = s->chunks;
+    out->dirty = s->dirty_bytes;
     pm_lock_drop(bin_lock(bin));
 }
 
-size_t pm_folio_chunks(unsigned bin)
+size_t pm_folio_metadata(void)
 {
-    pm_lock_take(bin_lock(bin));
-    size_t n = bins[bin].chunks;
-    pm_lock_drop(bin_lock(bin));
-    return n;
+    return sizeof bins + sizeof bin_locks +
+           __atomic_load_n(&pm_stats_global.chunks, __ATOMIC_RELAXED) * PM_DATA_START;
 }
 
 void pm_folio_prefork(void)

@@ -47,12 +47,21 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call);
  * Returns 1 if there was one. */
 int pm_folio_purge_one(uint32_t before, int force);
 
-/* For tests and statistics: objects of bin ever carved into folios, and
- * how many of them are free in their folios now. */
-void pm_folio_census(unsigned bin, size_t *carved, size_t *free_in_folios);
+/* For tests and statistics: what bin holds now, read under its lock. */
+struct pm_folio_census {
+    size_t objects;       /* objects of its carved folios */
+    size_t free;          /* how many of them are free in their folios */
+    size_t folios;        /* folios carved in its chunks */
+    size_t folios_in_use; /* how many of them hold objects */
+    size_t chunks;        /* chunks it holds */
+    size_t dirty;         /* bytes of empty folios, and of its chunks' tails
+                             not carved yet, that may be committed */
+};
+void pm_folio_census(unsigned bin, struct pm_folio_census *out);
 
-/* For tests and statistics: chunks bin holds now. */
-size_t pm_folio_chunks(unsigned bin);
+/* Bytes of the bins' bookkeeping: their state and their chunks' header
+ * pages (for statistics). */
+size_t pm_folio_metadata(void);
 
 /* Checks every bin against its specification: each folio on the list its
  * state names, its free count the population of its bitmap and within the

@@ -1,8 +1,8 @@
 #include "huge.h"
 #include "chunk_pool.h"
+#include "counters.h"
 #include "footprint.h"
 #include "os.h"
-#include "stats.h"
 
 /* The first chunk's entry counts pages in 32 bits. */
 #define MAX_BYTES ((size_t)UINT32_MAX << PM_PAGE_SHIFT)
@@ -78,6 +78,7 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
         *dirty = had != 0;
     account((long)pages);
     pm_stat_add(&pm_stats_global.huge_objects, 1);
+    pm_count(PM_EV_huge_allocs);
     if (!had)
         pm_fp_want_settle();
     return base;
@@ -100,6 +101,7 @@ void pm_huge_free(void *p, struct pm_chunk_entry *e)
     } while (!__atomic_compare_exchange_n((word *)e, &expect, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     account(-(long)seen.link);
     pm_stat_add(&pm_stats_global.huge_objects, -1);
+    pm_count(PM_EV_huge_frees);
     pm_pool_put(p, run_chunks(p), seen.link * PM_PAGE);
     pm_fp_want_settle();
 }
@@ -119,6 +121,7 @@ void *pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size)
         base = pm_pool_move(p, chunks, need, PM_TAG_HUGE, (uint32_t)now);
         if (!base)
             return 0;
+        pm_count(PM_EV_huge_moves);
         chunks = need;
     }
     size_t keep = committed_end(now), was = committed_end(old);

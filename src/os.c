@@ -16,6 +16,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/single_threaded.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,7 +153,7 @@ void pm_os_sleep_ms(uint32_t ms)
 
 int pm_os_env_on(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = pm_os_env(name);
     return v && v[0] == '1' && !v[1];
 }
 
@@ -172,6 +173,32 @@ int pm_os_thread(void *(*fn)(void *))
     pthread_attr_destroy(&attr);
     errno = saved;
     return ok;
+}
+
+/* Descriptors from here up are left to the program's own numbering. */
+#define KEPT_FD_MIN 100
+
+int pm_os_file_keep(int fd, struct pm_os_file *f)
+{
+    int saved = errno;
+    struct stat st;
+    int kept = fstat(fd, &st) ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, KEPT_FD_MIN);
+    if (kept < 0 && errno == EINVAL)
+        kept = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    errno = saved;
+    if (kept < 0)
+        return 0;
+    *f = (struct pm_os_file){kept, st.st_dev, st.st_ino};
+    return 1;
+}
+
+int pm_os_file_is(int fd, const struct pm_os_file *f)
+{
+    int saved = errno;
+    struct stat st;
+    int same = !fstat(fd, &st) && st.st_dev == f->dev && st.st_ino == f->ino;
+    errno = saved;
+    return same;
 }
 
 static char *put_str(char *o, const char *s)

@@ -52,6 +52,20 @@ int pm_os_env_on(const char *name);
  * creating a thread allocates. */
 int pm_os_thread(void *(*fn)(void *));
 
+/* A file opened by the program, kept for later: a descriptor of our own
+ * (close-on-exec, above the low numbers programs count on) and the
+ * identity of what it names. */
+struct pm_os_file {
+    int fd;
+    uint64_t dev, ino;
+};
+
+/* Keeps the file fd names in *f; 0 when it cannot. */
+int pm_os_file_keep(int fd, struct pm_os_file *f);
+
+/* Whether fd still names f's file. */
+int pm_os_file_is(int fd, const struct pm_os_file *f);
+
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 

@@ -1,4 +1,4 @@
-/* Statistics: the pm_get_stats counters and glibc's mallinfo family.
+/* Statistics: the snapshot, pm_get_stats and glibc's mallinfo family.
  *
  * mallinfo2 keeps glibc's partition, so that programs written for glibc
  * add its fields as there (in use: uordblks + hblkhd; total: arena +
@@ -8,15 +8,12 @@
  * pages.
  *   arena     chunks given to bins, committed or not: uordblks + fordblks
  *   uordblks  objects of the bins in use: out of their folios and not
- *             cached free by the CPU and global levels or by the calling
- *             thread.  Other threads' caches count as in use, as glibc
- *             counts its tcache, until those threads exit and their caches
- *             go to the CPU level.
+ *             cached free by any thread or by the CPU and global levels
  *   fordblks  arena - uordblks: free objects, cached or in their folios,
  *             folios not carved yet and the chunks' header pages
  *   ordblks   objects free in their folios
- *   smblks    objects cached free by the CPU and global levels and by the
- *             calling thread (glibc's fastbin chunks)
+ *   smblks    objects cached free by the threads and the CPU and global
+ *             levels (glibc's fastbin chunks)
  *   fsmblks   their bytes, part of fordblks
  *   hblks     huge objects in use
  *   hblkhd    their bytes
@@ -25,23 +22,68 @@
  *   keepcost  bytes of empty folios and free chunk runs that may be
  *             committed, which malloc_trim gives back, with whatever
  *             folios draining the caches empties
- * The levels are read one after another while other threads run: the
- * fields are exact when no other thread allocates or frees meanwhile, and
- * otherwise off by what those threads moved.  mallinfo keeps each field's
- * low 32 bits, as glibc's converts size_t to int. */
+ * mallinfo keeps each field's low 32 bits, as glibc's converts size_t to
+ * int. */
 #define _GNU_SOURCE
 #include "stats.h"
 #include <malloc.h>
-#include <unistd.h>
 #include "cache.h"
+#include "chunk_pool.h"
+#include "chunk_table.h"
 #include "folio.h"
 #include "footprint.h"
 #include "layout.h"
 #include "primalloc.h"
-#include "sizeclass.h"
 #include "thread_cache.h"
 
-struct pm_counters pm_stats_global;
+static size_t at_least_zero(size_t a, size_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+/* The threads' caches are read first and the folios last, so that an
+ * object moving down meanwhile is seen twice rather than not at all, and
+ * in use is not overstated. */
+void pm_stats_take(struct pm_snapshot *s)
+{
+    *s = (struct pm_snapshot){0};
+    struct pm_totals *t = &s->total;
+    size_t by_threads[PM_NBINS] = {0};
+    t->threads = pm_tc_census(by_threads);
+    size_t bin_bytes = 0;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        const struct pm_bin *b = &pm_bins[bin];
+        struct pm_bin_stats *o = &s->bins[bin];
+        o->cached_thread = by_threads[bin];
+        pm_cache_census(bin, &o->cached_cpu, &o->cached_global);
+        struct pm_folio_census c;
+        pm_folio_census(bin, &c);
+        o->free = c.free;
+        o->in_use = at_least_zero(c.objects - c.free, o->cached_thread + o->cached_cpu + o->cached_global);
+        o->folios = c.folios;
+        o->folios_in_use = c.folios_in_use;
+        o->chunks = c.chunks;
+        o->dirty = c.dirty;
+        o->committed = c.folios_in_use * b->folio_bytes + c.dirty;
+        bin_bytes += o->in_use * b->size;
+        t->active += c.folios_in_use * b->folio_bytes;
+        t->bins_chunks += c.chunks;
+    }
+    pm_counts_read(&s->events);
+    t->huge_objects = __atomic_load_n(&pm_stats_global.huge_objects, __ATOMIC_RELAXED);
+    t->huge_bytes = __atomic_load_n(&pm_stats_global.huge_bytes, __ATOMIC_RELAXED);
+    t->allocated = bin_bytes + t->huge_bytes;
+    t->active += t->huge_bytes;
+    pm_fp_read(&t->dirty, &t->peak_active);
+    t->committed = t->active + t->dirty;
+    struct pm_pool_census pool;
+    pm_pool_census(&pool);
+    t->mapped = pool.mapped * PM_CHUNK;
+    t->peak_mapped = pool.peak * PM_CHUNK;
+    t->pooled = pool.free * PM_CHUNK;
+    t->metadata = pm_folio_metadata() + pm_cache_metadata() + pm_chunk_table_metadata() +
+                  pool.metadata + t->threads * sizeof(struct pm_thread_cache);
+}
 
 PM_API void pm_get_stats(struct pm_stats *out)
 {
@@ -53,25 +95,23 @@ PM_API void pm_get_stats(struct pm_stats *out)
 #ifdef PM_STD_NAMES
 PM_API struct mallinfo2 mallinfo2(void)
 {
+    struct pm_snapshot s;
+    pm_stats_take(&s);
     struct mallinfo2 m = {0};
-    size_t taken = 0;
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-        size_t carved, nfree, size = pm_bins[bin].size;
-        pm_folio_census(bin, &carved, &nfree);
-        size_t cached = pm_cache_count(bin) + pm_tc_count(bin);
-        m.ordblks += nfree;
+        const struct pm_bin_stats *b = &s.bins[bin];
+        size_t cached = b->cached_thread + b->cached_cpu + b->cached_global;
+        m.ordblks += b->free;
         m.smblks += cached;
-        m.fsmblks += cached * size;
-        taken += (carved - nfree) * size;
+        m.fsmblks += cached * pm_bins[bin].size;
     }
-    /* Read after the census: chunks are never taken back, so arena holds
-     * every object counted. */
-    m.arena = __atomic_load_n(&pm_stats_global.chunks, __ATOMIC_RELAXED) * PM_CHUNK;
-    m.uordblks = taken > m.fsmblks ? taken - m.fsmblks : 0;
+    m.arena = s.total.bins_chunks * PM_CHUNK;
+    m.uordblks = s.total.allocated - s.total.huge_bytes;
     m.fordblks = m.arena - m.uordblks;
-    m.hblks = __atomic_load_n(&pm_stats_global.huge_objects, __ATOMIC_RELAXED);
-    m.hblkhd = __atomic_load_n(&pm_stats_global.huge_bytes, __ATOMIC_RELAXED);
-    pm_fp_read(&m.keepcost, &m.usmblks);
+    m.hblks = s.total.huge_objects;
+    m.hblkhd = s.total.huge_bytes;
+    m.usmblks = s.total.peak_active;
+    m.keepcost = s.total.dirty;
     return m;
 }
 
@@ -90,32 +130,5 @@ PM_API struct mallinfo mallinfo(void)
         .fordblks = (int)m.fordblks,
         .keepcost = (int)m.keepcost,
     };
-}
-
-static char *put_dec(char *o, const char *label, size_t v)
-{
-    while (*label)
-        *o++ = *label++;
-    char digits[24];
-    int n = 0;
-    do
-        digits[n++] = (char)('0' + v % 10);
-    while ((v /= 10));
-    while (n)
-        *o++ = digits[--n];
-    return o;
-}
-
-PM_API void malloc_stats(void)
-{
-    struct pm_stats s;
-    pm_get_stats(&s);
-    char buf[160], *o = buf;
-    o = put_dec(o, "primalloc: chunks ", s.chunks);
-    o = put_dec(o, ", folios in use ", s.folios_in_use);
-    o = put_dec(o, ", huge bytes ", s.huge_bytes);
-    *o++ = '\n';
-    ssize_t ignored = write(2, buf, (size_t)(o - buf));
-    (void)ignored;
 }
 #endif

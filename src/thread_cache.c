@@ -6,6 +6,7 @@
 #include "chunk_table.h"
 #include "folio.h"
 #include "heap_profile.h"
+#include "lock.h"
 #include "purge.h"
 
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
@@ -85,6 +86,43 @@ static int open_list(unsigned bin)
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
+/* Every live thread's cache, for statistics: a thread joins when it
+ * starts to use its cache and leaves when it exits, before its TLS can go
+ * away.  The lock guards the list alone; nothing else is locked while it
+ * is held. */
+struct member {
+    struct member *next, *prev;
+    const struct pm_thread_cache *tc; /* NULL while not in the list */
+};
+static __thread struct member member __attribute__((tls_model("initial-exec")));
+static struct member *members;
+static pm_lock members_lock;
+
+static void join(void)
+{
+    pm_lock_take(&members_lock);
+    member.tc = &pm_tc;
+    member.prev = 0;
+    member.next = members;
+    if (members)
+        members->prev = &member;
+    members = &member;
+    pm_lock_drop(&members_lock);
+}
+
+static void leave(void)
+{
+    pm_lock_take(&members_lock);
+    if (member.prev)
+        member.prev->next = member.next;
+    else
+        members = member.next;
+    if (member.next)
+        member.next->prev = member.prev;
+    member.tc = 0;
+    pm_lock_drop(&members_lock);
+}
+
 /* Hands bin's homeward objects, fewer than a batch, to their lane's CPU. */
 static void send_homeward(unsigned bin)
 {
@@ -119,6 +157,7 @@ static void tc_exit(void *unused)
 {
     (void)unused;
     pm_tc.state = TC_DEAD;
+    leave();
     tc_release();
     __atomic_fetch_add(&shared_left, pm_tc.budget - PM_TC_OWN_BUDGET, __ATOMIC_RELAXED);
     pm_tc.budget = PM_TC_OWN_BUDGET;
@@ -140,7 +179,8 @@ static void tc_start(void)
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
         set_room(&pm_tc.bins[bin], 0);
     pthread_once(&exit_key_once, make_exit_key);
-    pthread_setspecific(exit_key, &pm_tc);
+    if (!pthread_setspecific(exit_key, &pm_tc))
+        join();
 }
 
 #ifdef PM_DEBUG
@@ -388,11 +428,51 @@ void pm_tc_fork_child(void)
     __atomic_store_n(&shared_left, PM_TC_SHARED_BUDGET - mine, __ATOMIC_RELAXED);
 }
 
+/* The objects of bin that tc caches, read while its thread may change
+ * them: each field is read once, and a room out of range (read between
+ * a refill's stores) counts as a full list. */
+__attribute__((no_sanitize("thread"))) static size_t count_of(const struct pm_thread_cache *tc,
+                                                              unsigned bin)
+{
+    if (__atomic_load_n(&tc->state, __ATOMIC_RELAXED) != TC_LIVE)
+        return 0;
+    const struct pm_tbin *t = &tc->bins[bin];
+    unsigned batch = pm_bins[bin].batch;
+    unsigned room = (unsigned)(__atomic_load_n(&t->room, __ATOMIC_RELAXED) -
+                               __atomic_load_n(&tc->bias, __ATOMIC_RELAXED));
+    size_t n = __atomic_load_n(&t->head, __ATOMIC_RELAXED) && room < batch ? batch - room : 0;
+    return n + (__atomic_load_n(&t->spare, __ATOMIC_RELAXED) ? batch : 0) +
+           __atomic_load_n(&tc->homeward[bin].n, __ATOMIC_RELAXED);
+}
+
 size_t pm_tc_count(unsigned bin)
 {
-    const struct pm_tbin *t = &pm_tc.bins[bin];
-    if (pm_tc.state != TC_LIVE)
-        return 0;
-    return (t->head ? pm_bins[bin].batch - room_of(t) : 0) + (t->spare ? pm_bins[bin].batch : 0) +
-           pm_tc.homeward[bin].n;
+    return count_of(&pm_tc, bin);
+}
+
+size_t pm_tc_census(size_t counts[PM_NBINS])
+{
+    size_t threads = 0;
+    pm_lock_take(&members_lock);
+    for (const struct member *m = members; m; m = m->next, threads++)
+        for (unsigned bin = 0; bin < PM_NBINS; bin++)
+            counts[bin] += count_of(m->tc, bin);
+    pm_lock_drop(&members_lock);
+    return threads;
+}
+
+void pm_tc_prefork(void)
+{
+    pm_lock_take(&members_lock);
+}
+
+/* The child's only thread is the one that forked: the others' TLS may be
+ * reused for its new threads. */
+void pm_tc_postfork(int child)
+{
+    if (child) {
+        members = member.tc ? &member : 0;
+        member.next = member.prev = 0;
+    }
+    pm_lock_drop(&members_lock);
 }

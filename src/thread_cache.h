@@ -192,4 +192,15 @@ void pm_tc_fork_child(void);
 /* Objects of bin cached by this thread (for tests and statistics). */
 size_t pm_tc_count(unsigned bin);
 
+/* Adds to counts[bin] the objects of bin that every live thread caches,
+ * and returns how many threads use their caches.  Other threads' lists
+ * are read while they change: each count may be off by what those
+ * threads move meanwhile. */
+size_t pm_tc_census(size_t counts[PM_NBINS]);
+
+/* Around fork: the list of threads is held, and the child's holds only
+ * the thread that forked. */
+void pm_tc_prefork(void);
+void pm_tc_postfork(int child);
+
 #endif

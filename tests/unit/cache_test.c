@@ -136,12 +136,13 @@ static void steals_across_cpus(void)
     unsigned bin = pm_bin_of_small(STEAL_SIZE);
     pm_cache_drain();
     run_on(free_on, cpu_pair[0]);
-    size_t cached = pm_cache_count(bin), carved, carved_after, nfree;
+    size_t cached = pm_cache_count(bin);
+    struct pm_folio_census before, after;
     CHECK(cached >= pm_bins[bin].batch);
-    pm_folio_census(bin, &carved, &nfree);
+    pm_folio_census(bin, &before);
     run_on(alloc_on, cpu_pair[1]);
-    pm_folio_census(bin, &carved_after, &nfree);
-    CHECK(carved_after == carved);
+    pm_folio_census(bin, &after);
+    CHECK(after.objects == before.objects);
     CHECK(cached_by_alloc_on == cached - pm_bins[bin].batch);
 }
 
@@ -158,19 +159,20 @@ static void take_after_steal(size_t batches, size_t *held, size_t *held_after, s
     free_batches = batches;
     free_on((void *)(intptr_t)cpu_pair[0]);
     free_batches = STEAL_BATCHES;
-    size_t n = batches * batch, carved, carved_after, nfree, nfree_after;
+    size_t n = batches * batch;
+    struct pm_folio_census before, after;
     void **objs = pm_malloc(n * sizeof *objs);
     CHECK(objs);
     run_on(alloc_on, cpu_pair[1]);
     size_t want = pm_tc_count(bin) + batch;
     *held = pm_cache_count(bin);
     CHECK(*held >= batch && want <= n);
-    pm_folio_census(bin, &carved, &nfree);
+    pm_folio_census(bin, &before);
     for (size_t i = 0; i < want; i++)
         CHECK((objs[i] = pm_malloc(STEAL_SIZE)));
-    pm_folio_census(bin, &carved_after, &nfree_after);
+    pm_folio_census(bin, &after);
     *held_after = pm_cache_count(bin);
-    *from_folios = (carved_after - nfree_after) - (carved - nfree);
+    *from_folios = (after.objects - after.free) - (before.objects - before.free);
     for (size_t i = 0; i < want; i++)
         pm_free(objs[i]);
     pm_free(objs);
@@ -241,12 +243,12 @@ static void left_for_next_thread(void)
     unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
     pm_cache_drain();
     run_on(leave_on, cpu_pair[0]);
-    size_t carved, carved_after, nfree;
+    struct pm_folio_census before, after;
     CHECK(pm_cache_count(bin) == held_by_leave_on);
-    pm_folio_census(bin, &carved, &nfree);
+    pm_folio_census(bin, &before);
     run_on(alloc_on, cpu_pair[0]);
-    pm_folio_census(bin, &carved_after, &nfree);
-    CHECK(carved_after == carved);
+    pm_folio_census(bin, &after);
+    CHECK(after.objects == before.objects);
     CHECK(cached_by_alloc_on == held_by_leave_on - batch);
     pm_free(live_from_leave_on);
 }
@@ -270,18 +272,19 @@ static void *keep_few_on(void *cpu)
 static void loose_objects_join(void)
 {
     unsigned bin = pm_bin_of_small(LOOSE_SIZE), batch = pm_bins[bin].batch;
-    size_t each = batch - LOOSE_KEPT, carved, carved_after, nfree;
+    size_t each = batch - LOOSE_KEPT;
+    struct pm_folio_census before, after;
     CHECK(2 * each >= batch && each < batch);
     pm_cache_drain();
     for (keeper = 0; keeper < 2; keeper++)
         run_on(keep_few_on, cpu_pair[0]);
     CHECK(pm_cache_count(bin) == 2 * each);
-    pm_folio_census(bin, &carved, &nfree);
+    pm_folio_census(bin, &before);
     alloc_size = LOOSE_SIZE;
     run_on(alloc_on, cpu_pair[0]);
     alloc_size = STEAL_SIZE;
-    pm_folio_census(bin, &carved_after, &nfree);
-    CHECK(carved_after == carved);
+    pm_folio_census(bin, &after);
+    CHECK(after.objects == before.objects);
     CHECK(cached_by_alloc_on == 2 * each - batch);
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < LOOSE_KEPT; i++)
@@ -338,21 +341,21 @@ int main(void)
     check_fatal(short_batch, 0, "shorter than counted");
     /* Nothing is live: every carved object is in a cache or free in a folio. */
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-        size_t carved, nfree;
-        pm_folio_census(bin, &carved, &nfree);
+        struct pm_folio_census c;
+        pm_folio_census(bin, &c);
         size_t cached = pm_cache_count(bin) + pm_tc_count(bin);
-        if (carved != nfree + cached)
-            fprintf(stderr, "bin %u: carved %zu, free %zu, cached %zu\n", bin, carved, nfree, cached);
-        CHECK(carved == nfree + cached);
+        if (c.objects != c.free + cached)
+            fprintf(stderr, "bin %u: carved %zu, free %zu, cached %zu\n", bin, c.objects, c.free, cached);
+        CHECK(c.objects == c.free + cached);
     }
     CHECK(pm_trim());
     struct pm_stats s;
     pm_get_stats(&s);
     CHECK(s.folios_in_use == 0 && s.huge_bytes == 0);
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-        size_t carved, nfree;
-        pm_folio_census(bin, &carved, &nfree);
-        CHECK(pm_cache_count(bin) == 0 && pm_tc_count(bin) == 0 && carved == nfree);
+        struct pm_folio_census c;
+        pm_folio_census(bin, &c);
+        CHECK(pm_cache_count(bin) == 0 && pm_tc_count(bin) == 0 && c.objects == c.free);
     }
     printf("cache ok\n");
     return 0;

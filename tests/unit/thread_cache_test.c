@@ -236,9 +236,9 @@ static void sends_home(void)
     CHECK(pthread_join(t, 0) == 0);
     /* No object of the bin is live: each is in a folio, the shared levels
      * or main's cache. */
-    size_t carved, nfree;
-    pm_folio_census(bin, &carved, &nfree);
-    CHECK(carved == nfree + pm_cache_count(bin) + pm_tc_count(bin));
+    struct pm_folio_census c;
+    pm_folio_census(bin, &c);
+    CHECK(c.objects == c.free + pm_cache_count(bin) + pm_tc_count(bin));
     pm_free(home_objs);
 }
 
