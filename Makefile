@@ -1,10 +1,14 @@
 # Thin wrapper around CMake: `make` builds the Release libraries,
 # `make test` builds and runs the ctest suite, `make bench` runs the
-# allocator comparison.  Both install the Debian packages they need.
+# allocator comparison, `make install PREFIX=/usr/local` installs the
+# libraries, header, pkg-config file, CMake package and man pages (with
+# DESTDIR= to stage them).  test and bench install the Debian packages
+# they need.
 BUILD ?= build
 JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
 
-.PHONY: all test bench fuzz clean
+.PHONY: all test bench fuzz install clean
 
 all:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
@@ -25,6 +29,9 @@ bench:
 fuzz:
 	scripts/install-deps.sh test
 	fuzz/run.sh $(BUILD) $${FUZZ_SECONDS:-600}
+
+install: all
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

@@ -4,7 +4,7 @@
 set -euo pipefail
 case "${1:-}" in
   test)  pkgs=(cmake gcc g++ clang valgrind python3 git sqlite3 perl libclang-rt-14-dev redis-server redis-tools lua5.4
-               time google-perftools) ;;
+               time google-perftools groff-base man-db pkgconf) ;;
   # bench/: the peers (tbbmalloc through its proxy library), GNU time for
   # max RSS, valgrind for instruction counts, gnuplot for the plots, and
   # the real programs (python3, perl, sqlite3, redis).

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the build into a staging directory (DESTDIR, prefix /usr/local)
+# and builds tests/install/consumer.c against the staged tree twice: with
+# `pkg-config --cflags --libs primalloc`, and as a CMake project using
+# find_package(primalloc), shared and static.  Each consumer must run,
+# say "consumer ok", and (shared) hold pm_malloc in the staged library.
+# Usage: install_check.sh BUILD_DIR C_COMPILER
+set -euo pipefail
+build=$1 cc=$2
+src=$(cd "$(dirname "$0")/install" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+DESTDIR=$tmp/stage cmake --install "$build" --prefix /usr/local >/dev/null
+prefix=$tmp/stage/usr/local
+fail() { echo "install_check: $*" >&2; exit 1; }
+
+pc=$(find "$prefix" -name primalloc.pc)
+[ -n "$pc" ] || fail "no primalloc.pc under $prefix"
+libdir=$(dirname "$(dirname "$pc")")
+for f in include/primalloc.h share/man/man3/primalloc.3 share/man/man7/primalloc.7; do
+  [ -f "$prefix/$f" ] || fail "$f not installed"
+done
+soname=$(readelf -d "$libdir/libprimalloc.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[[ $soname == libprimalloc.so.[0-9]* && -e $libdir/$soname && -f $libdir/libprimalloc.a ]] ||
+  fail "libraries: soname '$soname'; $(ls "$libdir")"
+
+# $1: the program; $2: where pm_malloc must be ("" for the program itself).
+run_consumer() {
+  local out
+  out=$(LD_LIBRARY_PATH=$libdir "$1") || fail "$1 failed: $out"
+  [[ $out == "consumer ok "* ]] || fail "$1 said: $out"
+  local holder=${out#consumer ok }
+  [ "$(realpath "$holder")" = "$(realpath "${2:-$1}")" ] || fail "$1: pm_malloc is in $holder, not ${2:-$1}"
+}
+
+flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs primalloc) ||
+  fail "pkg-config does not know primalloc"
+# shellcheck disable=SC2086
+"$cc" -o "$tmp/consumer_pc" "$src/consumer.c" $flags -ldl
+run_consumer "$tmp/consumer_pc" "$libdir/$soname"
+
+cmake -S "$src" -B "$tmp/cmake" -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null ||
+  fail "find_package(primalloc) failed"
+cmake --build "$tmp/cmake" >/dev/null || fail "the find_package consumer does not build"
+run_consumer "$tmp/cmake/consumer_shared" "$libdir/$soname"
+run_consumer "$tmp/cmake/consumer_static"
+echo "install ok: pkg-config and find_package consumers ran against $prefix"

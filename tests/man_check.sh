@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The man pages render without a warning: groff with every warning on, and
+# man -l as a reader sees them.  Usage: man_check.sh PAGE...
+set -euo pipefail
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+for page in "$@"; do
+  warnings=$(groff -ww -man -z "$page" 2>&1)
+  [ -z "$warnings" ] || { echo "$page: groff: $warnings"; exit 1; }
+  text=$(MANWIDTH=80 man -l "$page" 2>"$err" </dev/null)
+  [ ! -s "$err" ] || { echo "$page: man -l: $(cat "$err")"; exit 1; }
+  for section in NAME DESCRIPTION "SEE ALSO"; do
+    grep -q "^$section" <<<"$text" || { echo "$page: no $section section"; exit 1; }
+  done
+done
+echo "man pages ok: $*"
