@@ -446,7 +446,9 @@ static void postfork_child(void)
         _IO_list_resetlock();
 }
 
-__attribute__((constructor)) static void pm_register_fork(void)
+/* At load: the fork handlers, and what the environment asks to report at
+ * exit. */
+__attribute__((constructor)) static void library_start(void)
 {
     pthread_atfork(prefork, postfork_parent, postfork_child);
     pm_exit_report_init();
