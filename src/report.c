@@ -103,7 +103,8 @@ static const char *const event_what[] = {PM_EVENTS(WHAT)};
 #undef NAME
 #undef WHAT
 
-static const char *const kinds[] = {"small", "medium", "pow2", "large"};
+static const char *const kinds[] = {[PM_SMALL] = "small", [PM_MEDIUM] = "medium", [PM_POW2] = "pow2",
+                                    [PM_LARGE] = "large"};
 
 /* The totals every format but the XML gives, in bytes. */
 struct amount {
