@@ -1,6 +1,7 @@
 #include "exit_report.h"
 #include "os.h"
 #include "report.h"
+#include "text.h"
 
 #define PATH_BYTES 4096
 
@@ -63,7 +64,7 @@ void pm_exit_report_init(void)
 static int expand(char *out, size_t room)
 {
     char digits[24];
-    const char *pid = pm_report_decimal(digits + sizeof digits, (uint64_t)pm_os_pid());
+    const char *pid = pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10);
     size_t n = 0;
     for (const char *s = path; *s && n < room; s++) {
         if (s[0] == '%' && s[1] == 'p') {

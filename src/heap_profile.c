@@ -6,6 +6,7 @@
 #include "huge.h"
 #include "lock.h"
 #include "sizeclass.h"
+#include "text.h"
 
 int pm_prof_on;
 
@@ -338,44 +339,35 @@ void pm_prof_resized(const void *p, void *q, size_t size)
 
 /* ---- dumps ---- */
 
-/* Output through a buffer on the stack; the first failure sticks. */
+/* Output through a buffer on the stack to a file; the first failure
+ * sticks. */
 struct out {
+    struct pm_text t;
     int fd, failed;
-    size_t n;
     char buf[4096];
 };
 
+static void to_fd(void *opaque, const char *buf, size_t len)
+{
+    struct out *o = opaque;
+    if (!o->failed && pm_os_write(o->fd, buf, len))
+        o->failed = 1;
+}
+
 static void flush(struct out *o)
 {
-    if (!o->failed && o->n && pm_os_write(o->fd, o->buf, o->n))
-        o->failed = 1;
-    o->n = 0;
+    pm_text_flush(&o->t);
 }
 
 static void put(struct out *o, const char *s)
 {
-    for (; *s; s++) {
-        if (o->n == sizeof o->buf)
-            flush(o);
-        o->buf[o->n++] = *s;
-    }
-}
-
-/* v in base (10 or 16), written at the end of digits. */
-static const char *numeral(char digits[24], uint64_t v, unsigned base)
-{
-    char *d = digits + 23;
-    *d = 0;
-    do
-        *--d = "0123456789abcdef"[v % base];
-    while ((v /= base));
-    return d;
+    pm_text_put(&o->t, s);
 }
 
 static void put_num(struct out *o, uint64_t v, unsigned base)
 {
     char digits[24];
-    put(o, numeral(digits, v, base));
+    put(o, pm_text_numeral(digits, v, base));
 }
 
 static void put_counts(struct out *o, const struct counts *live, const struct counts *total)
@@ -532,7 +524,7 @@ static int write_file(const char *path, void (*write)(struct out *, const struct
     if (o.fd < 0)
         return -1;
     o.failed = 0;
-    o.n = 0;
+    o.t = (struct pm_text){to_fd, &o, o.buf, sizeof o.buf, 0};
     write(&o, snap, n);
     flush(&o);
     pm_os_close(o.fd);
@@ -563,9 +555,9 @@ int pm_prof_dump(const char *path)
     char *stem = cat(name, end, path ? path : prefix);
     if (!path) {
         stem = cat(stem, end, ".");
-        stem = cat(stem, end, numeral(digits, (uint64_t)pm_os_pid(), 10));
+        stem = cat(stem, end, pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10));
         stem = cat(stem, end, ".");
-        stem = cat(stem, end, numeral(digits, __atomic_fetch_add(&dumps, 1, __ATOMIC_RELAXED), 10));
+        stem = cat(stem, end, pm_text_numeral(digits, __atomic_fetch_add(&dumps, 1, __ATOMIC_RELAXED), 10));
     }
     __builtin_memcpy(stem, path ? "" : ".heap", path ? 1 : sizeof ".heap");
     size_t bytes = ((size_t)STACKS * sizeof(struct snapshot) + PM_PAGE - 1) & ~(PM_PAGE - 1);

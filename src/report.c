@@ -11,32 +11,20 @@
 #include "os.h"
 #include "primalloc.h"
 #include "stats.h"
+#include "text.h"
 #include "version.h"
 
 _Static_assert(PM_REPORT_TABLE == PM_STATS_TABLE && PM_REPORT_JSON == PM_STATS_JSON,
                "pm_stats_print's formats are the report's");
 
 struct out {
-    pm_report_sink *sink;
-    void *opaque;
-    size_t n;
+    struct pm_text t;
     char buf[PM_REPORT_PIECE];
 };
 
-static void flush(struct out *o)
-{
-    if (o->n)
-        o->sink(o->opaque, o->buf, o->n);
-    o->n = 0;
-}
-
 static void put(struct out *o, const char *s)
 {
-    for (; *s; s++) {
-        if (o->n == sizeof o->buf)
-            flush(o);
-        o->buf[o->n++] = *s;
-    }
+    pm_text_put(&o->t, s);
 }
 
 static void put_spaces(struct out *o, int n)
@@ -45,19 +33,11 @@ static void put_spaces(struct out *o, int n)
         put(o, " ");
 }
 
-char *pm_report_decimal(char *end, uint64_t v)
-{
-    *--end = 0;
-    do
-        *--end = (char)('0' + v % 10);
-    while ((v /= 10));
-    return end;
-}
-
 /* v in decimal, right-aligned in `width` columns. */
 static void put_num(struct out *o, uint64_t v, int width)
 {
-    char s[24], *d = pm_report_decimal(s + sizeof s, v);
+    char s[24];
+    const char *d = pm_text_numeral(s, v, 10);
     put_spaces(o, width - (int)(s + sizeof s - 1 - d));
     put(o, d);
 }
@@ -362,9 +342,10 @@ int pm_report(pm_report_sink *sink, void *opaque, int format)
     }
     struct pm_snapshot s;
     pm_stats_take(&s);
-    struct out o = {sink, opaque, 0, {0}};
+    struct out o;
+    o.t = (struct pm_text){sink, opaque, o.buf, sizeof o.buf, 0};
     formats[format](&o, &s);
-    flush(&o);
+    pm_text_flush(&o.t);
     return 0;
 }
 

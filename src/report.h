@@ -26,8 +26,4 @@ int pm_report(pm_report_sink *sink, void *opaque, int format);
 /* A sink whose opaque points to a file descriptor. */
 void pm_report_to_fd(void *fd, const char *buf, size_t len);
 
-/* Writes v in decimal, NUL-terminated, to end at `end` (24 bytes hold
- * any); returns where the digits start. */
-char *pm_report_decimal(char *end, uint64_t v);
-
 #endif

@@ -1,0 +1,27 @@
+#include "text.h"
+
+void pm_text_flush(struct pm_text *t)
+{
+    if (t->n)
+        t->sink(t->opaque, t->buf, t->n);
+    t->n = 0;
+}
+
+void pm_text_put(struct pm_text *t, const char *s)
+{
+    for (; *s; s++) {
+        if (t->n == t->cap)
+            pm_text_flush(t);
+        t->buf[t->n++] = *s;
+    }
+}
+
+const char *pm_text_numeral(char digits[24], uint64_t v, unsigned base)
+{
+    char *d = digits + 23;
+    *d = 0;
+    do
+        *--d = "0123456789abcdef"[v % base];
+    while ((v /= base));
+    return d;
+}
