@@ -26,14 +26,20 @@
  * instructions ran slower in some links (docs/experiments.md). */
 #define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(32, 32)))
 
-static void *alloc_big(size_t size);
+static void *alloc_big(size_t size, const char *call);
 static __attribute__((noinline)) void free_slow(void *p, size_t size, const char *call);
+
+/* call: the API function, named should a corrupted free list be found. */
+static inline void *alloc(size_t size, const char *call)
+{
+    if (pm_likely(size <= PM_LOOKUP_MAX))
+        return pm_tc_pop(pm_bin_of_small(size), call);
+    return alloc_big(size, call);
+}
 
 PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
 {
-    if (pm_likely(size <= PM_LOOKUP_MAX))
-        return pm_tc_pop(pm_bin_of_small(size));
-    return alloc_big(size);
+    return alloc(size, "malloc");
 }
 
 static __attribute__((noinline)) void free_large(void *p, size_t size, const char *call);
@@ -91,20 +97,20 @@ static long big_weight(size_t size)
 /* A large or huge object the sampler may pick: apart from alloc_big, so
  * that malloc, where alloc_big is inlined, keeps its fast path as it is
  * without the profile. */
-static __attribute__((noinline)) void *alloc_big_profiled(size_t size)
+static __attribute__((noinline)) void *alloc_big_profiled(size_t size, const char *call)
 {
     long weight = big_weight(size);
     if (size <= PM_LARGE_MAX && !weight)
-        return pm_large_alloc(size);
+        return pm_large_alloc(size, call);
     return huge_alloc(size, PM_ALIGN, weight, 0);
 }
 
-static void *alloc_big(size_t size)
+static void *alloc_big(size_t size, const char *call)
 {
     if (pm_unlikely(pm_prof_on))
-        return alloc_big_profiled(size);
+        return alloc_big_profiled(size, call);
     if (size <= PM_LARGE_MAX)
-        return pm_large_alloc(size);
+        return pm_large_alloc(size, call);
     return huge_alloc(size, PM_CHUNK, 0, 0);
 }
 
@@ -137,7 +143,7 @@ static struct where locate(void *p, const char *call, const char *freed)
             w.sampled = (w.start = pm_prof_home(p)) != 0;
         if (!w.start)
             pm_fatal(call, p, "pointer inside an object, not at its start");
-        if (pm_tc_holds(w.start, w.bin))
+        if (pm_tc_holds(w.start, w.bin, call))
             pm_fatal(call, p, freed);
         w.usable = (size_t)((char *)w.start + b->size - (char *)p);
         return w;
@@ -201,21 +207,21 @@ static void free_slow(void *p, size_t size, const char *call)
     release(p, &w);
 }
 
-static void *alloc_aligned(size_t align, size_t size)
+static void *alloc_aligned(size_t align, size_t size, const char *call)
 {
     if (align <= PM_ALIGN)
-        return pm_malloc(size);
+        return alloc(size, call);
     if (size <= PM_LOOKUP_MAX) {
         unsigned bin = pm_bin_of_small(size);
         if (align <= 1ul << pm_bins[bin].align_log)
-            return pm_tc_pop(bin);
+            return pm_tc_pop(bin, call);
     }
     size_t need = size > align ? size : align;
     if (need <= 1ul << PM_POW2_MAX_LOG)
-        return pm_tc_pop(pm_pow2_bin_by_log[64 - __builtin_clzl(need - 1)]);
+        return pm_tc_pop(pm_pow2_bin_by_log[64 - __builtin_clzl(need - 1)], call);
     long weight = align <= PM_CHUNK << 10 ? big_weight(size) : 0;
     if (align <= PM_PAGE && size <= PM_LARGE_MAX && pm_likely(!weight))
-        return pm_large_alloc_aligned(size);
+        return pm_large_alloc_aligned(size, call);
     return huge_alloc(size, align, weight, 0);
 }
 
@@ -234,7 +240,7 @@ PM_API void *pm_calloc(size_t n, size_t size)
         return 0;
     }
     if (total <= PM_LARGE_MAX) {
-        void *p = pm_malloc(total);
+        void *p = alloc(total, "calloc");
         if (p)
             memset(p, 0, total);
         return p;
@@ -250,7 +256,7 @@ PM_API void *pm_calloc(size_t n, size_t size)
 PM_API void *pm_realloc(void *p, size_t size)
 {
     if (!p)
-        return pm_malloc(size);
+        return alloc(size, "realloc");
     if (!size) {
         pm_free(p);
         return 0;
@@ -265,7 +271,7 @@ PM_API void *pm_realloc(void *p, size_t size)
     } else if (size <= w.usable && size >= w.usable / 2) {
         return p;
     }
-    void *q = pm_malloc(size);
+    void *q = alloc(size, "realloc");
     if (!q)
         return 0;
     memcpy(q, p, size < w.usable ? size : w.usable);
@@ -288,7 +294,7 @@ PM_API int pm_posix_memalign(void **out, size_t align, size_t size)
     if (!is_pow2(align) || align % sizeof(void *))
         return EINVAL;
     int saved = errno;
-    void *p = alloc_aligned(align, size);
+    void *p = alloc_aligned(align, size, "posix_memalign");
     errno = saved;
     if (!p)
         return ENOMEM;
@@ -302,7 +308,7 @@ PM_API void *pm_aligned_alloc(size_t align, size_t size)
         errno = EINVAL;
         return 0;
     }
-    return alloc_aligned(align, size);
+    return alloc_aligned(align, size, "aligned_alloc");
 }
 
 /* glibc's memalign rounds a non-power-of-two alignment up. */
@@ -314,12 +320,12 @@ PM_API void *pm_memalign(size_t align, size_t size)
     }
     if (align > 1 && !is_pow2(align))
         align = 1ul << (64 - __builtin_clzl(align - 1));
-    return alloc_aligned(align, size);
+    return alloc_aligned(align, size, "memalign");
 }
 
 PM_API void *pm_valloc(size_t size)
 {
-    return alloc_aligned(PM_PAGE, size);
+    return alloc_aligned(PM_PAGE, size, "valloc");
 }
 
 PM_API void *pm_pvalloc(size_t size)
@@ -329,7 +335,7 @@ PM_API void *pm_pvalloc(size_t size)
         errno = ENOMEM;
         return 0;
     }
-    return alloc_aligned(PM_PAGE, rounded ? rounded : PM_PAGE);
+    return alloc_aligned(PM_PAGE, rounded ? rounded : PM_PAGE, "pvalloc");
 }
 
 PM_API size_t pm_malloc_usable_size(const void *p)

@@ -2,11 +2,21 @@
 #include "chunk_table.h"
 #include "counters.h"
 #include "folio.h"
+#include "free_link.h"
 #include "lock.h"
 #include "os.h"
 #include "sizeclass.h"
 
-#define NEXT_BATCH(b) (((void **)(b))[1])
+/* The second word of a batch's first object: the next batch, encoded. */
+static uintptr_t *batch_link(void *batch)
+{
+    return (uintptr_t *)batch + 1;
+}
+
+static void *batch_next(const void *batch, const char *call)
+{
+    return pm_link_decode(batch, ((const uintptr_t *)batch)[1], pm_link_secret, call);
+}
 
 struct chain {
     void *first; /* top batch */
@@ -146,11 +156,11 @@ static void cpu_unlock(struct cpu_bin *c)
  * under the lock, and where batches cross CPUs that read would miss while
  * the lock is held.  Not NULL's: a prefetch of page 0 walks the page
  * tables (thread_cache.h). */
-static void *chain_pop(struct chain *ch)
+static void *chain_pop(struct chain *ch, const char *call)
 {
     void *b = ch->first;
     if (b) {
-        ch->first = NEXT_BATCH(b);
+        ch->first = batch_next(b, call);
         if (ch->first)
             __builtin_prefetch(ch->first);
         ch->nbatches--;
@@ -160,14 +170,16 @@ static void *chain_pop(struct chain *ch)
 
 static void chain_push(struct chain *ch, void *batch)
 {
-    NEXT_BATCH(batch) = ch->first;
+    *batch_link(batch) = pm_link_encode(ch->first, pm_link_secret);
     ch->first = batch;
     ch->nbatches++;
 }
 
+/* The objects were freed: a corrupted link or a double free found here
+ * is reported against free. */
 static void chain_free(unsigned bin, struct chain ch)
 {
-    for (void *b; (b = chain_pop(&ch));)
+    for (void *b; (b = chain_pop(&ch, "free"));)
         pm_folio_free_list(bin, b, "free");
 }
 
@@ -177,16 +189,16 @@ static void chain_free(unsigned bin, struct chain ch)
  * thread runs here next rather than to the folios, where fullest fit
  * would hand them to any thread, and threads on two CPUs would come to
  * share cache lines of live objects. */
-static void *cpu_pop(struct cpu_bin *c, unsigned bin)
+static void *cpu_pop(struct cpu_bin *c, unsigned bin, const char *call)
 {
-    void *batch = chain_pop(&c->cur);
+    void *batch = chain_pop(&c->cur, call);
     if (!batch && c->full.first) {
         c->cur = c->full;
         c->full = (struct chain){0, 0};
-        batch = chain_pop(&c->cur);
+        batch = chain_pop(&c->cur, call);
     }
     if (!batch)
-        batch = chain_pop(&c->left);
+        batch = chain_pop(&c->left, call);
     if (batch)
         __atomic_fetch_sub(held_by(c), bytes_of(bin, 1), __ATOMIC_RELAXED);
     return batch;
@@ -305,14 +317,14 @@ static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
     return global_remove(g, k);
 }
 
-void *pm_cache_get(unsigned bin)
+void *pm_cache_get(unsigned bin, const char *call)
 {
     pm_count_bin(bin, PM_EV_refills);
     struct cpu_bin *c = cpu_bin_at(bin, PM_CACHE_HERE);
     if (!c)
         return 0;
     pm_lock_take(&c->lock);
-    void *batch = cpu_pop(c, bin);
+    void *batch = cpu_pop(c, bin, call);
     int declined = 0;
     struct global_bin *g = &globals[bin];
     /* An empty global level is seen without its lock, which every CPU
@@ -324,7 +336,7 @@ void *pm_cache_get(unsigned bin)
         pm_lock_drop(global_lock(bin));
         long moved = bytes_of(bin, c->cur.nbatches);
         __atomic_fetch_sub(&global_held.bytes, moved, __ATOMIC_RELAXED);
-        batch = chain_pop(&c->cur);
+        batch = chain_pop(&c->cur, call);
         __atomic_fetch_add(held_by(c), moved - bytes_of(bin, batch != 0), __ATOMIC_RELAXED);
     }
     cpu_unlock(c);
@@ -333,7 +345,7 @@ void *pm_cache_get(unsigned bin)
     /* The stolen list's first batch is the answer; the rest joins this
      * CPU's cache, which others may have refilled meanwhile. */
     struct chain ch = steal(bin, c, &declined);
-    if (!(batch = chain_pop(&ch))) {
+    if (!(batch = chain_pop(&ch, call))) {
         /* The caller carves. */
         if (declined)
             __atomic_fetch_add(&held[slot_of(c)].carved, bytes_of(bin, 1), __ATOMIC_RELAXED);
@@ -446,18 +458,18 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n)
     c->loose = 0;
     c->nloose = 0;
     pm_lock_drop(&c->lock);
-    void **tail = list;
-    while (*tail)
-        tail = *tail;
-    *tail = rest;
+    void *tail = list, *next;
+    while ((next = pm_link_next(tail, "free")))
+        tail = next;
+    pm_link_set(tail, rest);
     void *full = 0;
     if (n >= batch) {
-        void **cut = list;
+        void *cut = list;
         for (unsigned i = 1; i < batch; i++)
-            cut = *cut;
+            cut = pm_link_next(cut, "free");
         full = list;
-        list = *cut;
-        *cut = 0;
+        list = pm_link_next(cut, "free");
+        pm_link_set(cut, 0);
         n -= batch;
     }
     if (!list)
@@ -556,7 +568,7 @@ static void check_failed(const void *where, const char *what)
 /* n objects of bin linked through their first word, NULL-terminated. */
 static void check_objects(unsigned bin, const void *list, size_t n)
 {
-    for (; n; n--, list = *(void *const *)list)
+    for (; n; n--, list = pm_link_next(list, "cache check"))
         if (!list || pm_bin_of_addr((uintptr_t)list) != bin)
             check_failed(list, "a list shorter than counted, or an object of another bin");
     if (list)
@@ -567,7 +579,7 @@ static void check_objects(unsigned bin, const void *list, size_t n)
 static void check_chain(unsigned bin, const struct chain *ch)
 {
     size_t n = 0;
-    for (const void *b = ch->first; b; b = NEXT_BATCH(b), n++) {
+    for (const void *b = ch->first; b; b = batch_next(b, "cache check"), n++) {
         if (n == ch->nbatches)
             check_failed(ch->first, "more batches than the chain counts");
         check_objects(bin, b, pm_bins[bin].batch);

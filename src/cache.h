@@ -10,7 +10,8 @@
  * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
  * free objects linked through their first word, NULL-terminated.  Batches
  * stack into a list through the second word of their first object, so
- * every move between levels is a few pointer writes under one lock.
+ * every move between levels is a few pointer writes under one lock.  Both
+ * links are encoded (free_link.h).
  *
  * Promises: a batch put is got back whole or reaches the folios; nothing
  * is lost or duplicated. */
@@ -19,8 +20,9 @@
 
 #include <stddef.h>
 
-/* A full batch of bin from this CPU's cache or the global one, or NULL. */
-void *pm_cache_get(unsigned bin);
+/* A full batch of bin from this CPU's cache or the global one, or NULL.
+ * call names the API function, should a batch link be found corrupted. */
+void *pm_cache_get(unsigned bin, const char *call);
 
 /* Where put and leave take objects: this CPU's cache (PM_CACHE_HERE), or
  * that of the CPU of a carving lane (folio.h), lane modulo the CPU slots. */

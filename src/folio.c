@@ -4,6 +4,7 @@
 #include "counters.h"
 #include "footprint.h"
 #include "large_note.h"
+#include "free_link.h"
 #include "lock.h"
 #include "os.h"
 #include "sizeclass.h"
@@ -365,14 +366,18 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     if (grew)
         pm_fp_want_settle();
 
-    void *head = 0, **tail = &head;
+    void *head = 0, *last = 0;
     for (unsigned c = 0; c < nclaims; c++)
         for (uint64_t m = claims[c].mask; m; m &= m - 1) {
-            void **obj = (void **)(claims[c].base + (size_t)__builtin_ctzll(m) * b->size);
-            *tail = obj;
-            tail = (void **)obj;
+            void *obj = claims[c].base + (size_t)__builtin_ctzll(m) * b->size;
+            if (last)
+                pm_link_set(last, obj);
+            else
+                head = obj;
+            last = obj;
         }
-    *tail = 0;
+    if (last)
+        pm_link_set(last, 0);
     *got = want - need;
     return head;
 }
@@ -440,7 +445,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
         /* Gather a group and prefetch its folio records before locking. */
         struct freeing group[FREE_GROUP];
         unsigned n = 0;
-        for (; head && n < FREE_GROUP; head = *(void **)head) {
+        for (; head && n < FREE_GROUP; head = pm_link_next(head, call)) {
             group[n] = locate_free(b, head, call);
             __builtin_prefetch(group[n++].f, 1);
         }

@@ -4,6 +4,7 @@
 #include "chunk_table.h"
 #include "folio.h"
 #include "huge.h"
+#include "free_link.h"
 #include "lock.h"
 #include "sizeclass.h"
 #include "text.h"
@@ -272,7 +273,7 @@ static void *home_for(size_t size, size_t align, unsigned *bin, char **at)
 
 void pm_prof_give_back(void *object, unsigned bin)
 {
-    *(void **)object = 0;
+    pm_link_set(object, 0);
     pm_folio_free_list(bin, object, "free");
 }
 

@@ -12,11 +12,12 @@
 #include "sizeclass.h"
 
 /* A large object of at least size bytes (PM_LOOKUP_MAX < size <=
- * PM_LARGE_MAX), at a random line offset in its slot. */
-void *pm_large_alloc(size_t size);
+ * PM_LARGE_MAX), at a random line offset in its slot.  call: the API
+ * function, named in a report of misuse found here. */
+void *pm_large_alloc(size_t size, const char *call);
 
 /* A page-aligned large object of at least size bytes (size <= PM_LARGE_MAX). */
-void *pm_large_alloc_aligned(size_t size);
+void *pm_large_alloc_aligned(size_t size, const char *call);
 
 /* The slot that p, a pointer into a large bin's chunk, was handed out from,
  * or NULL when p is not a pointer pm_large_alloc could have returned.

@@ -173,11 +173,14 @@ static void make_exit_key(void)
  * such a nested call finds a live, empty cache. */
 static void tc_start(void)
 {
+    pm_link_init();
     pm_tc.state = TC_LIVE;
     pm_tc.bias = PM_TC_NEW_BIAS;
     pm_tc.budget = PM_TC_OWN_BUDGET;
-    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         set_room(&pm_tc.bins[bin], 0);
+        pm_tc.bins[bin].key = pm_link_secret;
+    }
     pthread_once(&exit_key_once, make_exit_key);
     if (!pthread_setspecific(exit_key, &pm_tc))
         join();
@@ -205,7 +208,7 @@ static void check_sometimes(void)
 }
 #endif
 
-static void *refill(unsigned bin)
+static void *refill(unsigned bin, const char *call)
 {
     unsigned n = pm_bins[bin].batch;
     if (pm_unlikely(pm_tc.state != TC_LIVE)) {
@@ -227,7 +230,7 @@ static void *refill(unsigned bin)
         t->spare = 0;
         pm_tc.granted -= batch_bytes(bin);
     } else {
-        list = pm_cache_get(bin);
+        list = pm_cache_get(bin, call);
     }
     if (!list && !(list = pm_folio_alloc(bin, n, &n))) {
         errno = ENOMEM;
@@ -236,22 +239,27 @@ static void *refill(unsigned bin)
     if (!open) {
         /* Served without a list: all but the object returned go back. */
         if (--n)
-            pm_cache_leave(bin, *(void **)list, n, PM_CACHE_HERE);
+            pm_cache_leave(bin, pm_link_next(list, call), n, PM_CACHE_HERE);
         ((void **)list)[1] = 0;
         return pm_prof_refill(list, bin, 1);
     }
-    t->head = *(void **)list;
+    t->head = pm_link_next(list, call);
     set_room(t, pm_bins[bin].batch - n + 1);
     pm_tc.allocates |= 1ull << bin;
     ((void **)list)[1] = 0;
     return pm_prof_refill(list, bin, n);
 }
 
-void *pm_tc_refill(unsigned bin)
+void *pm_tc_refill(unsigned bin, const char *call)
 {
-    void *p = refill(bin);
+    void *p = refill(bin, call);
     pm_purge_if_wanted();
     return p;
+}
+
+void *pm_tc_corrupt(const void *p, const char *call)
+{
+    pm_link_corrupt(call, p);
 }
 
 /* A new thread often frees what a thread on another CPU allocated: a
@@ -303,11 +311,11 @@ static void overflow(void *p)
     unsigned bin = pm_bin_of_addr((uintptr_t)p);
     struct pm_tbin *t = &pm_tc.bins[bin];
     t->room++;
-    if (pm_tc_holds(p, bin))
+    if (pm_tc_holds(p, bin, "free"))
         pm_fatal("free", p, "double free");
     if (pm_tc.state != TC_LIVE) {
         if (pm_tc.state == TC_DEAD) {
-            *(void **)p = 0;
+            pm_link_set(p, 0);
             pm_folio_free_list(bin, p, "free");
             return;
         }
@@ -360,24 +368,24 @@ void pm_tc_overflow(void *p)
 
 /* Whether p is in the first n objects of list (n bounds the walk should a
  * use after free have made a cycle). */
-static int list_has(const void *list, const void *p, unsigned n)
+static int list_has(const void *list, const void *p, unsigned n, const char *call)
 {
-    for (; list && n; list = *(void *const *)list, n--)
+    for (; list && n; list = pm_link_next(list, call), n--)
         if (list == p)
             return 1;
     return 0;
 }
 
 /* The walk behind pm_tc_holds, for an object that carries the mark. */
-int pm_tc_holds_walk(const void *p, unsigned bin)
+int pm_tc_holds_walk(const void *p, unsigned bin, const char *call)
 {
     const struct pm_tbin *t = &pm_tc.bins[bin];
     if (pm_tc.state != TC_LIVE)
         return 0;
     unsigned batch = pm_bins[bin].batch;
     const struct pm_homeward *h = &pm_tc.homeward[bin];
-    return list_has(t->head, p, batch - room_of(t)) || list_has(t->spare, p, batch) ||
-           list_has(h->head, p, h->n);
+    return list_has(t->head, p, batch - room_of(t), call) || list_has(t->spare, p, batch, call) ||
+           list_has(h->head, p, h->n, call);
 }
 
 void pm_tc_flush(void)
@@ -390,7 +398,7 @@ void pm_tc_flush(void)
 static unsigned checked_length(unsigned bin, const void *list, unsigned most)
 {
     unsigned n = 0;
-    for (; list && n <= most; list = *(void *const *)list, n++)
+    for (; list && n <= most; list = pm_link_next(list, "thread cache check"), n++)
         if (pm_bin_of_addr((uintptr_t)list) != bin)
             pm_fatal("thread cache check", list, "object of another bin");
     return n;

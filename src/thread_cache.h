@@ -13,12 +13,14 @@
  * what it took from one budget shared by all threads.  A free of an object this thread
  * holds free aborts as a double free: a freed object's second word holds
  * a mark in its upper half, cleared when the object is handed out, so the
- * fast path compares the mark's top byte and only a match costs a search. */
+ * fast path compares the mark's top byte and only a match costs a search.
+ * Links are encoded (free_link.h); pm_tc_pop checks the link it follows. */
 #ifndef PM_THREAD_CACHE_H
 #define PM_THREAD_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "free_link.h"
 #include "os.h"
 #include "sizeclass.h"
 
@@ -29,8 +31,11 @@ struct pm_tbin {
                      allocates or frees in this bin (again after a flush),
                      so that this takes the slow path */
     void *spare;  /* a full batch, or NULL */
-    uint64_t unused; /* to 32 bytes, a struct pm_bin's size: free scales the
-                        bin once for both arrays */
+    uint64_t key; /* pm_link_secret, once the thread has started: push and
+                     pop read it from the line they touch anyway, where the
+                     global costs a load of its own.  It brings the entry
+                     to 32 bytes, a struct pm_bin's size: free scales the
+                     bin once for both arrays */
 };
 _Static_assert(sizeof(struct pm_tbin) == sizeof(struct pm_bin), "free scales the bin once");
 
@@ -77,7 +82,11 @@ _Static_assert(PM_NBINS <= 64, "allocates has a bit for each bin");
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
-void *pm_tc_refill(unsigned bin);
+/* call: the API function, for a message about a corrupted link. */
+void *pm_tc_refill(unsigned bin, const char *call);
+/* Reports p's corrupted link (pm_link_corrupt); never returns.  Declared
+ * to return, so that pop reaches it by a jump and keeps no frame. */
+void *pm_tc_corrupt(const void *p, const char *call);
 /* Frees p where pm_tc_push's fast path could not, with the room of p's bin
  * decremented.  It finds the bin again from p (an object in a chunk of its
  * bin), so that free's fast path need not keep the bin for the call: one
@@ -98,11 +107,17 @@ typedef uint32_t pm_tc_half __attribute__((may_alias));
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "the mark's half and its top byte are the second word's last bytes");
 
-/* Links free object p in front of next and marks it free. */
+/* Links free object p in front of next, encoded with key, and marks it
+ * free. */
+static inline void pm_tc_link_keyed(void *p, void *next, uint64_t key)
+{
+    *(uintptr_t *)p = pm_link_encode(next, key);
+    ((pm_tc_half *)p)[PM_TC_MARK_HALF] = PM_TC_MARK;
+}
+
 static inline void pm_tc_link(void *p, void *next)
 {
-    ((void **)p)[0] = next;
-    ((pm_tc_half *)p)[PM_TC_MARK_HALF] = PM_TC_MARK;
+    pm_tc_link_keyed(p, next, pm_link_secret);
 }
 
 /* Whether the object carries the mark. */
@@ -123,19 +138,22 @@ static inline int pm_tc_marked(const void *p)
  * NULL, and a prefetch of page 0 walks the page tables every time, which a
  * thread whose list holds one object (a large bin's often does) would pay
  * on every malloc; prefetching p instead costs a compare and a move. */
-static inline void *pm_tc_pop(unsigned bin)
+static inline void *pm_tc_pop(unsigned bin, const char *call)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
     void *p = t->head;
     if (pm_likely(p)) {
-        void *next = *(void **)p;
-        __builtin_prefetch(next ? next : p);
-        t->head = next;
+        uintptr_t next = *(uintptr_t *)p ^ t->key;
+        __asm__("" : "+r"(next));
+        if (pm_unlikely(next & (PM_ALIGN - 1)))
+            return pm_tc_corrupt(p, call);
+        __builtin_prefetch(next ? (void *)next : p);
+        t->head = (void *)next;
         ((void **)p)[1] = 0;
         t->room++;
         return p;
     }
-    return pm_tc_refill(bin);
+    return pm_tc_refill(bin, call);
 }
 
 /* The room is decremented before anything is tested, and its sign taken
@@ -145,20 +163,20 @@ static inline void pm_tc_push(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
     if (pm_likely(--t->room >= 0 && !pm_tc_marked(p))) {
-        pm_tc_link(p, t->head);
+        pm_tc_link_keyed(p, t->head, t->key);
         t->head = p;
         return;
     }
     pm_tc_overflow(p);
 }
 
-int pm_tc_holds_walk(const void *p, unsigned bin);
+int pm_tc_holds_walk(const void *p, unsigned bin, const char *call);
 
 /* Is p among the objects this thread holds free for bin?  Only an object
  * that carries the mark costs a call and a walk. */
-static inline int pm_tc_holds(const void *p, unsigned bin)
+static inline int pm_tc_holds(const void *p, unsigned bin, const char *call)
 {
-    return pm_unlikely(pm_tc_carries_mark(p)) && pm_tc_holds_walk(p, bin);
+    return pm_unlikely(pm_tc_carries_mark(p)) && pm_tc_holds_walk(p, bin, call);
 }
 
 /* A per-thread sequence for large-object offsets: a Weyl sequence (n times

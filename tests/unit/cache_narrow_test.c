@@ -23,7 +23,7 @@ int main(void)
     size_t before = pm_cache_count(bin);
     pm_cache_put(bin, batch, PM_CACHE_HERE);
     CHECK(pm_cache_count(bin) == before + want);
-    void *back = pm_cache_get(bin);
+    void *back = pm_cache_get(bin, "malloc");
     CHECK(back == batch);
     pm_folio_free_list(bin, back, "free");
     return 0;

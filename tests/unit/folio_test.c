@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include "chunk_table.h"
 #include "folio.h"
+#include "free_link.h"
 #include "purge.h"
 #include "sizeclass.h"
 #include "unit.h"
@@ -30,7 +31,7 @@ static void *take(unsigned n, void **out)
     pm_purge_if_wanted();
     CHECK(got == n);
     unsigned i = 0;
-    for (void *p = head; p; p = *(void **)p)
+    for (void *p = head; p; p = pm_link_next(p, "malloc"))
         out[i++] = p;
     CHECK(i == n);
     return head;
@@ -39,7 +40,7 @@ static void *take(unsigned n, void **out)
 static void give(void **objs, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
-        *(void **)objs[i] = i + 1 < n ? objs[i + 1] : 0;
+        pm_link_set(objs[i], i + 1 < n ? objs[i + 1] : 0);
     pm_folio_free_list(bin, objs[0], "free");
     CHECK(pm_fp_unsettled);
     pm_purge_if_wanted();
@@ -171,11 +172,11 @@ int main(void)
     unsigned got;
     void *list = pm_folio_alloc(other, 64, &got);
     CHECK(got == 64);
-    for (unsigned i = 0; i < 64; i++, list = *(void **)list)
+    for (unsigned i = 0; i < 64; i++, list = pm_link_next(list, "malloc"))
         big[i] = list;
     memset(big[0], 1, 64 * 256);
     for (unsigned i = 0; i < 64; i++)
-        *(void **)big[i] = i + 1 < 64 ? big[i + 1] : 0;
+        pm_link_set(big[i], i + 1 < 64 ? big[i + 1] : 0);
     pm_folio_free_list(other, big[0], "free");
     CHECK(resident(big[0], 4 * PM_PAGE));
     void *more[256];

@@ -14,7 +14,7 @@ int main(void)
     uint64_t offsets_seen = 0;
     for (int i = 0; i < N; i++) {
         size_t size = 20000 + (size_t)i * 4000;
-        char *p = pm_large_alloc(size);
+        char *p = pm_large_alloc(size, "malloc");
         CHECK(p);
         unsigned bin = pm_bin_of_addr((uintptr_t)p);
         CHECK(bin < PM_NBINS && pm_bins[bin].kind == PM_LARGE);
@@ -38,13 +38,13 @@ int main(void)
         pm_free(objs[i]);
     }
     for (size_t size = PM_LOOKUP_MAX + 1; size <= PM_LARGE_MAX; size += 77777) {
-        char *p = pm_large_alloc_aligned(size);
+        char *p = pm_large_alloc_aligned(size, "aligned_alloc");
         CHECK(p && ((uintptr_t)p & (PM_PAGE - 1)) == 0);
         CHECK(pm_malloc_usable_size(p) >= size);
         pm_free(p);
     }
     /* The largest large request still fits with its offset. */
-    char *p = pm_large_alloc(PM_LARGE_MAX);
+    char *p = pm_large_alloc(PM_LARGE_MAX, "malloc");
     CHECK(p && pm_malloc_usable_size(p) >= PM_LARGE_MAX);
     pm_free(p);
     printf("large ok\n");

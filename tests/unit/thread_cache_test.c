@@ -41,16 +41,26 @@ static void double_free_in_spare(void *p)
     pm_free(p);
     for (unsigned i = 0; i < batch; i++)
         pm_free(others[i]);
-    CHECK(pm_tc_holds(p, pm_bin_of_small(100)));
+    CHECK(pm_tc_holds(p, pm_bin_of_small(100), "free"));
     pm_free(p);
 }
 
 /* p freed, then its link written over as a use after free would: the
  * check of the thread's cache finds the list leaving its bin. */
+/* A link overwritten with an aligned address, of no bin of objects. */
 static void written_after_free(void *p)
 {
+    static _Alignas(PM_ALIGN) char elsewhere[PM_ALIGN];
     pm_free(p);
-    memset(p, 0x5a, 2 * sizeof(void *));
+    pm_link_set(p, elsewhere);
+    pm_tc_check();
+}
+
+/* A link overwritten with a word that decodes to an unaligned address. */
+static void link_overwritten(void *p)
+{
+    pm_free(p);
+    *(uintptr_t *)p = pm_link_secret ^ 1;
     pm_tc_check();
 }
 
@@ -80,11 +90,11 @@ static void *worker(void *arg)
         CHECK(pm_tc_count(bin) <= 2 * (size_t)batch);
     }
     for (size_t i = n - batch; i < n; i++)
-        CHECK(pm_tc_holds(objs[i], bin));
-    CHECK(!pm_tc_holds(objs[0], bin));
+        CHECK(pm_tc_holds(objs[i], bin, "free"));
+    CHECK(!pm_tc_holds(objs[0], bin, "free"));
     /* LIFO: the last freed comes back first, no longer marked free. */
     CHECK(pm_malloc(48) == objs[n - 1]);
-    CHECK(!pm_tc_holds(objs[n - 1], bin));
+    CHECK(!pm_tc_holds(objs[n - 1], bin, "free"));
     pm_free(objs[n - 1]);
     /* One object stays live (main frees it), so that the list is partial. */
     CHECK((objs[0] = pm_malloc(48)));
@@ -198,7 +208,7 @@ static void *free_away(void *unused)
         pm_free(home_objs[i]);
     CHECK(pm_cache_count(bin) == cached + sent);
     CHECK(pm_tc_count(bin) == held + n_home - 1 - sent);
-    CHECK(pm_tc_holds(home_objs[n_home - 2], bin));
+    CHECK(pm_tc_holds(home_objs[n_home - 2], bin, "free"));
     check_fatal(free_one, home_objs[n_home - 2], "double free");
     void *next = pm_malloc(HOME_SIZE);
     for (size_t i = 0; i + 1 < n_home; i++)
@@ -277,6 +287,8 @@ int main(void)
     check_fatal(double_free_under_others, p, "double free");
     check_fatal(double_free_in_spare, p, "double free");
     check_fatal(written_after_free, p, "object of another bin");
+    check_fatal(link_overwritten, p, "thread cache check(0x");
+    check_fatal(link_overwritten, p, "corrupted free-list link");
     check_fatal(realloc_freed, p, "realloc(0x");
     check_fatal(realloc_freed, p, "already freed");
     pm_free(p);

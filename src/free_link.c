@@ -1,0 +1,21 @@
+#include "free_link.h"
+
+uint64_t pm_link_secret;
+
+/* Threads that start together may both draw: the first secret stored
+ * stays, before either writes a link. */
+void pm_link_init(void)
+{
+    if (__atomic_load_n(&pm_link_secret, __ATOMIC_ACQUIRE))
+        return;
+    uint64_t key = pm_os_random_seed();
+    if (!(key & (PM_ALIGN - 1)))
+        key |= 1 + (key >> 60) % (PM_ALIGN - 1);
+    uint64_t none = 0;
+    __atomic_compare_exchange_n(&pm_link_secret, &none, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+_Noreturn void pm_link_corrupt(const char *call, const void *p)
+{
+    pm_fatal(call, p, "corrupted free-list link");
+}
