@@ -8,9 +8,7 @@ void pm_link_init(void)
 {
     if (__atomic_load_n(&pm_link_secret, __ATOMIC_ACQUIRE))
         return;
-    uint64_t key = pm_os_random_seed();
-    if (!(key & (PM_ALIGN - 1)))
-        key |= 1 + (key >> 60) % (PM_ALIGN - 1);
+    uint64_t key = (pm_os_random_seed() & ~(uint64_t)(PM_ALIGN - 1)) | PM_LINK_LOW;
     uint64_t none = 0;
     __atomic_compare_exchange_n(&pm_link_secret, &none, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }

@@ -9,9 +9,10 @@
  * address that is not was written by something else: the program, writing
  * to a freed object or past the end of its neighbour.  Decoding checks
  * this and ends in pm_fatal naming the call.  The secret's low four bits
- * are never all zero, so a link overwritten with zeros, or with bytes
- * whose low four bits differ from the secret's, always fails the check;
- * any other overwrite fails it 15 times in 16.  Without the secret, an
+ * are PM_LINK_LOW, not drawn, so that what a check catches does not depend
+ * on the draw: a link overwritten with bytes whose low four bits are not
+ * PM_LINK_LOW's (zeros, 0xff, ASCII letters but 'K' and 'k', pointers)
+ * always fails the check.  The other bits are drawn: without them, an
  * overwrite cannot aim a link at an address of its choosing.
  *
  * Promises: pm_link_init has run before any link is written (the thread
@@ -24,6 +25,10 @@
 #include <stdint.h>
 #include "layout.h"
 #include "os.h"
+
+/* Odd, so that no aligned pointer or small even number passes, and rare
+ * as the low half of a byte a program writes. */
+#define PM_LINK_LOW 0xbu
 
 #pragma GCC visibility push(hidden)
 extern uint64_t pm_link_secret;
