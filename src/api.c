@@ -165,7 +165,7 @@ static struct where locate(void *p, const char *call, const char *freed)
     }
 }
 
-static void release(void *p, const struct where *w)
+static void release(void *p, const struct where *w, const char *call)
 {
     if (w->huge || w->sampled) {
         pm_prof_free(p);
@@ -176,14 +176,14 @@ static void release(void *p, const struct where *w)
         pm_purge_if_wanted();
         return;
     }
-    if (w->start != p)
-        pm_large_note(w->start, p);
+    pm_large_release(w->start, p, call);
     pm_tc_push(w->start, w->bin);
 }
 
-/* A large object at its offset: back to its slot, noting the pointer for
- * a double free found later.  A slot with the free mark goes the slow way,
- * which tells a double free from a mark the program stored. */
+/* A large object at its offset: its guard checked, back to its slot,
+ * noting the pointer for a double free found later.  A slot with the free
+ * mark goes the slow way, which tells a double free from a mark the
+ * program stored. */
 static void free_large(void *p, size_t size, const char *call)
 {
     unsigned bin = pm_bin_of_addr((uintptr_t)p);
@@ -193,7 +193,7 @@ static void free_large(void *p, size_t size, const char *call)
         free_slow(p, size, call);
         return;
     }
-    pm_large_note(slot, p);
+    pm_large_release(slot, p, call);
     pm_tc_push(slot, bin);
 }
 
@@ -204,7 +204,7 @@ static void free_slow(void *p, size_t size, const char *call)
     struct where w = locate(p, call, "double free");
     if (size > w.usable)
         pm_fatal(call, p, "size larger than the object");
-    release(p, &w);
+    release(p, &w, call);
 }
 
 static void *alloc_aligned(size_t align, size_t size, const char *call)
@@ -275,7 +275,7 @@ PM_API void *pm_realloc(void *p, size_t size)
     if (!q)
         return 0;
     memcpy(q, p, size < w.usable ? size : w.usable);
-    release(p, &w);
+    release(p, &w, "realloc");
     return q;
 }
 

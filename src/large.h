@@ -2,7 +2,15 @@
  * random cache-line offset inside the slot's first page so that large
  * objects do not all start on the same cache sets
  * (supermalloc-ismm2015.txt section 5).  They are cached like any bin's
- * objects; the caches hold slot starts. */
+ * objects; the caches hold slot starts.
+ *
+ * An object at an offset (not at its slot's start) is guarded where a
+ * slot has room that no object uses: the word before it holds a value
+ * derived from its address and the link secret (large_note.h), checked
+ * when it is freed, so that an underflow or a free of a pointer inside it
+ * aborts;
+ * once freed, its first word holds another such value, checked when the
+ * slot is handed out again, so that a write after free aborts. */
 #ifndef PM_LARGE_H
 #define PM_LARGE_H
 
@@ -16,7 +24,9 @@
  * function, named in a report of misuse found here. */
 void *pm_large_alloc(size_t size, const char *call);
 
-/* A page-aligned large object of at least size bytes (size <= PM_LARGE_MAX). */
+/* A page-aligned large object of at least size bytes (size <= PM_LARGE_MAX).
+ * Both abort, naming call, if the slot they hand out was written to after
+ * it was freed at an offset. */
 void *pm_large_alloc_aligned(size_t size, const char *call);
 
 /* The slot that p, a pointer into a large bin's chunk, was handed out from,

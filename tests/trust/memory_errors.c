@@ -1,0 +1,191 @@
+/* Memory errors of the kinds glibc's checks catch: overflows into a free
+ * neighbour, writes after free, underflows and overflows reaching a large
+ * object's guard, a free of a pointer inside an object.  `memory_errors
+ * CASE` runs one case in a child, which must die of SIGABRT after exactly
+ * one line "primalloc: <call>(0x<ptr>): <what>", ptr being the pointer the
+ * case announces; with no argument it lists the cases. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "check.h"
+#include "child.h"
+
+#define SMALL 48
+#define MEDIUM 4096
+/* A large size whose slot is 25 pages at any line offset: the slot a free
+ * leaves first in its bin's list is the one the next malloc takes. */
+#define LARGE (24 * 4096 + 1)
+#define CHUNK (2 * MiB)
+
+static const char LINK[] = "corrupted free-list link";
+static const char BEFORE[] = "memory before the object overwritten, or a pointer inside it";
+static const char AFTER_FREE[] = "large object written after it was freed";
+static const char INTERIOR[] = "pointer inside an object, not at its start";
+
+/* 'A' bytes to overflow with, as a copy from a program's buffer would. */
+static char source[MiB + 64];
+
+/* Two neighbours a, b (b right after a's usable bytes), a far enough from
+ * its chunk's end that `reach` bytes past it stay in the chunk. */
+static void neighbours(size_t size, size_t reach, char **a, char **b)
+{
+    char *prev = malloc(opaque(size));
+    for (int i = 0; i < 1000; i++) {
+        char *next = malloc(opaque(size));
+        CHECK(prev && next);
+        if (next == prev + malloc_usable_size(prev) &&
+            ((uintptr_t)prev & (CHUNK - 1)) + reach < CHUNK) {
+            *a = prev;
+            *b = next;
+            return;
+        }
+        prev = next;
+    }
+    CHECK_MSG(0, "no neighbours of %zu bytes found", size);
+}
+
+/* arg: object size, bytes written past its end, whether by memcpy.  The
+ * neighbour is free: the overflow overwrites its link, found by the next
+ * malloc that takes it. */
+static void overflow_into_free(const void *arg)
+{
+    const size_t *s = arg;
+    char *a, *b;
+    neighbours(s[0], s[0] + s[1], &a, &b);
+    size_t n = malloc_usable_size(a);
+    free(b);
+    child_announce(b);
+    if (s[2])
+        memcpy(a, source, n + s[1]);
+    else
+        for (size_t i = 0; i < n + s[1]; i++)
+            ((volatile char *)a)[i] = 'A';
+    malloc(opaque(s[0]));
+}
+
+/* arg: object size, byte written.  The freed object is first in its list:
+ * the next malloc of its size takes it and decodes its link. */
+static void write_after_free(const void *arg)
+{
+    const size_t *s = arg;
+    char *p = malloc(opaque(s[0]));
+    CHECK(p);
+    free(p);
+    child_announce(p);
+    memset(opaque_ptr(p), (int)s[1], s[0]);
+    malloc(opaque(s[0]));
+}
+
+/* arg: bytes written just before a large object. */
+static void large_underflow(const void *arg)
+{
+    const size_t *s = arg;
+    char *p = malloc(opaque(LARGE));
+    CHECK(p);
+    child_announce(p);
+    memset(opaque_ptr(p - s[0]), 'A', s[0]);
+    free(opaque_ptr(p));
+}
+
+/* arg: byte written over a freed large object, which the next malloc of
+ * its size takes back. */
+static void large_after_free(const void *arg)
+{
+    const size_t *s = arg;
+    char *p = malloc(opaque(LARGE));
+    CHECK(p);
+    free(p);
+    child_announce(p);
+    memset(opaque_ptr(p), (int)s[0], LARGE);
+    malloc(opaque(LARGE));
+}
+
+/* 1 MiB past a large object reaches its live neighbour's guard, found when
+ * the neighbour is freed. */
+static void large_overflow(const void *arg)
+{
+    (void)arg;
+    char *a = malloc(opaque(LARGE));
+    for (int i = 0; i < 100; i++) {
+        char *b = malloc(opaque(LARGE));
+        CHECK(a && b);
+        if (b > a && b < a + LARGE + MiB && ((uintptr_t)a & (CHUNK - 1)) + LARGE + MiB < CHUNK) {
+            child_announce(b);
+            memcpy(a, source, LARGE + MiB);
+            free(opaque_ptr(b));
+            return;
+        }
+        a = b;
+    }
+    CHECK_MSG(0, "no large neighbours found");
+}
+
+/* arg: object size, offset of the pointer freed. */
+static void free_inside(const void *arg)
+{
+    const size_t *s = arg;
+    char *p = malloc(opaque(s[0]));
+    CHECK(p);
+    child_announce(p + s[1]);
+    free(opaque_ptr(p + s[1]));
+}
+
+struct error_case {
+    const char *name;
+    void (*run)(const void *arg);
+    size_t arg[3];
+    const char *call;
+    const char *what;
+};
+
+static const struct error_case cases[] = {
+    {"small_overflow_32_store", overflow_into_free, {SMALL, 32, 0}, "malloc", LINK},
+    {"small_overflow_32_memcpy", overflow_into_free, {SMALL, 32, 1}, "malloc", LINK},
+    {"small_overflow_1m_store", overflow_into_free, {SMALL, MiB, 0}, "malloc", LINK},
+    {"small_overflow_1m_memcpy", overflow_into_free, {SMALL, MiB, 1}, "malloc", LINK},
+    {"medium_overflow_32_store", overflow_into_free, {MEDIUM, 32, 0}, "malloc", LINK},
+    {"medium_overflow_32_memcpy", overflow_into_free, {MEDIUM, 32, 1}, "malloc", LINK},
+    {"medium_overflow_1m_memcpy", overflow_into_free, {MEDIUM, MiB, 1}, "malloc", LINK},
+    {"small_write_after_free", write_after_free, {SMALL, 'A'}, "malloc", LINK},
+    {"small_zero_after_free", write_after_free, {SMALL, 0}, "malloc", LINK},
+    {"medium_write_after_free", write_after_free, {MEDIUM, 'A'}, "malloc", LINK},
+    {"medium_zero_after_free", write_after_free, {MEDIUM, 0}, "malloc", LINK},
+    {"large_underflow_1", large_underflow, {1}, "free", BEFORE},
+    {"large_underflow_32", large_underflow, {32}, "free", BEFORE},
+    {"large_write_after_free", large_after_free, {'A'}, "malloc", AFTER_FREE},
+    {"large_zero_after_free", large_after_free, {0}, "malloc", AFTER_FREE},
+    {"large_overflow_1m_memcpy", large_overflow, {0}, "free", BEFORE},
+    {"small_free_inside_16", free_inside, {SMALL, 16}, "free", INTERIOR},
+    {"large_free_inside_64", free_inside, {LARGE, 64}, "free", BEFORE},
+};
+
+int main(int argc, char **argv)
+{
+    size_t n = sizeof cases / sizeof cases[0];
+    if (argc < 2) {
+        for (size_t i = 0; i < n; i++)
+            puts(cases[i].name);
+        return 0;
+    }
+    memset(source, 'A', sizeof source);
+    for (size_t i = 0; i < n; i++) {
+        const struct error_case *c = &cases[i];
+        if (strcmp(argv[1], c->name))
+            continue;
+        struct child_outcome o;
+        child_run(c->run, c->arg, 30, &o);
+        char want[256];
+        snprintf(want, sizeof want, "primalloc: %s(%#" PRIxPTR "): %s\n", c->call, o.ptr, c->what);
+        int aborted = WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGABRT;
+        printf("%s; stderr: %s", child_status_text(o.status), o.err[0] ? o.err : "(nothing)\n");
+        CHECK_MSG(aborted && o.announced && !strcmp(o.err, want), "expected SIGABRT and: %s", want);
+        return 0;
+    }
+    CHECK_MSG(0, "no case %s", argv[1]);
+}
