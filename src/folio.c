@@ -456,6 +456,8 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
         struct leaving left[FREE_GROUP];
         for (unsigned i = 0; i < n; i++) {
             mark_free(b, &group[i], call);
+            if (b->kind == PM_LARGE)
+                pm_large_settle(group[i].p, call);
             if (group[i].f != run) {
                 if (run)
                     nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);

@@ -7,17 +7,10 @@ static unsigned bin_for(size_t bytes)
     return pm_large_bin_by_pages[(bytes + PM_PAGE - 1) >> PM_PAGE_SHIFT];
 }
 
-/* A slot popped from a list: the object it was last freed by at an
- * offset still carries its freed mark, and the note goes, so that a later
- * free at the slot's start (which writes none) leaves none behind. */
-static void *reuse(char *slot, const char *call)
+static void *reuse(void *slot, const char *call)
 {
-    if (!slot)
-        return 0;
-    void *old = pm_large_noted(slot);
-    if (old != slot && pm_unlikely(*(uintptr_t *)old != pm_large_guard(old, 0)))
-        pm_fatal(call, old, "large object written after it was freed");
-    ((uintptr_t *)slot)[2] = 0;
+    if (slot)
+        pm_large_settle(slot, call);
     return slot;
 }
 

@@ -8,9 +8,9 @@
  * slot has room that no object uses: the word before it holds a value
  * derived from its address and the link secret (large_note.h), checked
  * when it is freed, so that an underflow or a free of a pointer inside it
- * aborts;
- * once freed, its first word holds another such value, checked when the
- * slot is handed out again, so that a write after free aborts. */
+ * aborts; once freed, its first word holds another such value, checked
+ * when the slot is handed out again or its folio takes it back, so that a
+ * write after free aborts. */
 #ifndef PM_LARGE_H
 #define PM_LARGE_H
 

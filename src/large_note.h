@@ -58,4 +58,16 @@ static inline void pm_large_release(void *slot, void *p, const char *call)
     *(uintptr_t *)p = pm_large_guard(p, 0);
 }
 
+/* A freed slot leaving a list, handed out again or taken back by its
+ * folio: the object it was last freed by at an offset must still carry
+ * its freed mark, or the call aborts; the note goes, so that no later life
+ * of the slot (or of its memory in another bin) finds it. */
+static inline void pm_large_settle(void *slot, const char *call)
+{
+    void *old = pm_large_noted(slot);
+    if (old != slot && pm_unlikely(*(uintptr_t *)old != pm_large_guard(old, 0)))
+        pm_fatal(call, old, "large object written after it was freed");
+    ((uintptr_t *)slot)[2] = 0;
+}
+
 #endif
