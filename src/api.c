@@ -12,6 +12,7 @@
 #include "chunk_table.h"
 #include "exit_report.h"
 #include "folio.h"
+#include "guard.h"
 #include "heap_profile.h"
 #include "huge.h"
 #include "large.h"
@@ -123,6 +124,7 @@ struct where {
     int sampled;               /* p is a sampled object inside start */
     size_t usable;             /* bytes from p to the end of the object */
     struct pm_chunk_entry *huge;
+    int guarded;               /* an object on a guard page (guard.h) */
 };
 
 static struct where locate(void *p, const char *call, const char *freed)
@@ -130,7 +132,7 @@ static struct where locate(void *p, const char *call, const char *freed)
     uintptr_t a = (uintptr_t)p;
     struct pm_chunk_entry *e = pm_chunk_entry_of(a);
     uint32_t tag = e ? e->tag : 0;
-    struct where w = {PM_NBINS, p, 0, 0, 0};
+    struct where w = {PM_NBINS, p, 0, 0, 0, 0};
     if (tag - 1 < PM_NBINS) {
         w.bin = tag - 1;
         const struct pm_bin *b = &pm_bins[w.bin];
@@ -146,6 +148,15 @@ static struct where locate(void *p, const char *call, const char *freed)
         if (pm_tc_holds(w.start, w.bin, call))
             pm_fatal(call, p, freed);
         w.usable = (size_t)((char *)w.start + b->size - (char *)p);
+        return w;
+    }
+    /* A sampled object's mapping may lie where the table still tells of
+     * a chunk that was given back. */
+    int was_freed;
+    if (tag != PM_TAG_HUGE && pm_guard_find(p, &w.usable, &was_freed)) {
+        if (was_freed)
+            pm_fatal(call, p, freed);
+        w.guarded = 1;
         return w;
     }
     switch (tag) {
@@ -165,8 +176,12 @@ static struct where locate(void *p, const char *call, const char *freed)
     }
 }
 
-static void release(void *p, const struct where *w, const char *call)
+static void release(void *p, const struct where *w, const char *call, void *site)
 {
+    if (w->guarded) {
+        pm_guard_free(p, site);
+        return;
+    }
     if (w->huge || w->sampled) {
         pm_prof_free(p);
         if (w->huge)
@@ -204,7 +219,7 @@ static void free_slow(void *p, size_t size, const char *call)
     struct where w = locate(p, call, "double free");
     if (size > w.usable)
         pm_fatal(call, p, "size larger than the object");
-    release(p, &w, call);
+    release(p, &w, call, __builtin_return_address(0));
 }
 
 static void *alloc_aligned(size_t align, size_t size, const char *call)
@@ -275,7 +290,7 @@ PM_API void *pm_realloc(void *p, size_t size)
     if (!q)
         return 0;
     memcpy(q, p, size < w.usable ? size : w.usable);
-    release(p, &w, "realloc");
+    release(p, &w, "realloc", __builtin_return_address(0));
     return q;
 }
 
@@ -419,11 +434,13 @@ static void prefork(void)
     pm_folio_prefork();
     pm_pool_prefork();
     pm_tc_prefork();
+    pm_guard_prefork();
     fork_locked = 1;
 }
 
 static void drop_locks(void)
 {
+    pm_guard_postfork();
     pm_pool_postfork();
     pm_folio_postfork();
     pm_cache_postfork();

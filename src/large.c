@@ -1,4 +1,5 @@
 #include "large.h"
+#include "guard.h"
 #include "sizeclass.h"
 #include "thread_cache.h"
 
@@ -16,6 +17,10 @@ static void *reuse(void *slot, const char *call)
 
 void *pm_large_alloc(size_t size, const char *call)
 {
+    void *g;
+    if (pm_unlikely(pm_guard_rate) && !pm_guard_quota(1) &&
+        (g = pm_guard_alloc(size, PM_ALIGN, __builtin_return_address(0))))
+        return g;
     /* The sequence's top bits pick a line of the first page, never the
      * first line unless the largest sizes leave no room: the line before
      * the object holds its guard. */

@@ -20,7 +20,8 @@
 #include "sizeclass.h"
 
 /* A large object of at least size bytes (PM_LOOKUP_MAX < size <=
- * PM_LARGE_MAX), at a random line offset in its slot.  call: the API
+ * PM_LARGE_MAX), at a random line offset in its slot, or a sampled one
+ * (guard.h), the return address its site.  call: the API
  * function, named in a report of misuse found here. */
 void *pm_large_alloc(size_t size, const char *call);
 

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 #include "layout.h"
-#include "link.h"
+#include "free_link.h"
 #include "os.h"
 
 /* The note is the offset plus a value derived from the slot, so that user

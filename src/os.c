@@ -157,6 +157,51 @@ int pm_os_env_on(const char *name)
     return v && v[0] == '1' && !v[1];
 }
 
+uint32_t pm_os_env_number(const char *name)
+{
+    const char *v = getenv(name);
+    uint64_t n = 0;
+    if (!v || !*v)
+        return 0;
+    for (; *v; v++) {
+        if (*v < '0' || *v > '9' || (n = n * 10 + (uint64_t)(*v - '0')) > UINT32_MAX)
+            return 0;
+    }
+    return (uint32_t)n;
+}
+
+void pm_os_protect_none(void *p, size_t size)
+{
+    int saved = errno;
+    mprotect(p, size, PROT_NONE);
+    errno = saved;
+}
+
+static void (*fault_handler)(void *addr);
+static struct sigaction fault_before;
+
+static void on_segv(int sig, siginfo_t *info, void *context)
+{
+    (void)sig;
+    (void)context;
+    fault_handler(info->si_addr);
+    sigaction(SIGSEGV, &fault_before, 0);
+}
+
+void pm_os_on_fault(void (*on_fault)(void *addr))
+{
+    static int installed;
+    if (__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL))
+        return;
+    fault_handler = on_fault;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &fault_before);
+}
+
 int pm_os_thread(void *(*fn)(void *))
 {
     int saved = errno;
@@ -201,57 +246,73 @@ int pm_os_file_is(int fd, const struct pm_os_file *f)
     return same;
 }
 
-static char *put_str(char *o, const char *s)
+char *pm_os_put_str(char *o, const char *s)
 {
     while (*s)
         *o++ = *s++;
     return o;
 }
 
-static void put_line(const char *buf, char *end)
+char *pm_os_put_hex(char *o, uintptr_t v)
+{
+    int digits = 1;
+    while (digits < 16 && v >> (4 * digits))
+        digits++;
+    o = pm_os_put_str(o, "0x");
+    for (int i = digits - 1; i >= 0; i--)
+        *o++ = "0123456789abcdef"[v >> (4 * i) & 15];
+    return o;
+}
+
+char *pm_os_put_dec(char *o, uint64_t v)
+{
+    char num[21], *n = num + sizeof num;
+    *--n = 0;
+    do
+        *--n = (char)('0' + v % 10);
+    while ((v /= 10));
+    return pm_os_put_str(o, n);
+}
+
+void pm_os_put_line(char *buf, char *end)
 {
     *end++ = '\n';
     ssize_t ignored = write(2, buf, (size_t)(end - buf));
     (void)ignored;
 }
 
+_Noreturn void pm_os_die(char *buf, char *end)
+{
+    pm_os_put_line(buf, end);
+    abort();
+}
+
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
 {
     char buf[160];
-    char *o = put_str(buf, "primalloc: ");
-    o = put_str(o, call);
-    o = put_str(o, "(0x");
-    uintptr_t v = (uintptr_t)ptr;
-    int digits = 1;
-    while (digits < 16 && v >> (4 * digits))
-        digits++;
-    for (int i = digits - 1; i >= 0; i--)
-        *o++ = "0123456789abcdef"[v >> (4 * i) & 15];
-    o = put_str(o, "): ");
-    o = put_str(o, what);
-    put_line(buf, o);
-    abort();
+    char *o = pm_os_put_str(buf, "primalloc: ");
+    o = pm_os_put_str(o, call);
+    o = pm_os_put_str(o, "(");
+    o = pm_os_put_hex(o, (uintptr_t)ptr);
+    o = pm_os_put_str(o, "): ");
+    o = pm_os_put_str(o, what);
+    pm_os_die(buf, o);
 }
 
 #ifdef PM_DEBUG
 _Noreturn void pm_assert_failed(const char *file, int line, const char *cond)
 {
-    char buf[400], num[12], *n = num + sizeof num;
-    *--n = 0;
-    do
-        *--n = (char)('0' + line % 10);
-    while ((line /= 10));
-    char *o = put_str(buf, "primalloc: ");
-    o = put_str(o, file);
-    o = put_str(o, ":");
-    o = put_str(o, n);
-    o = put_str(o, ": assertion ");
+    char buf[400];
+    char *o = pm_os_put_str(buf, "primalloc: ");
+    o = pm_os_put_str(o, file);
+    o = pm_os_put_str(o, ":");
+    o = pm_os_put_dec(o, (uint64_t)line);
+    o = pm_os_put_str(o, ": assertion ");
     size_t room = sizeof buf - (size_t)(o - buf) - 10;
     for (; *cond && room; room--)
         *o++ = *cond++;
-    o = put_str(o, " failed");
-    put_line(buf, o);
-    abort();
+    o = pm_os_put_str(o, " failed");
+    pm_os_die(buf, o);
 }
 #endif
 

@@ -45,6 +45,17 @@ void pm_os_sleep_ms(uint32_t ms);
 
 /* Whether the environment sets variable name to "1". */
 int pm_os_env_on(const char *name);
+/* The decimal number the environment sets variable name to, or 0 when it
+ * sets none (unset, empty, not all digits, or above 2^32). */
+uint32_t pm_os_env_number(const char *name);
+
+/* Makes [p, p + size), whole pages, inaccessible: any access faults. */
+void pm_os_protect_none(void *p, size_t size);
+/* Installs on_fault for SIGSEGV, once.  It runs with the faulting address
+ * in the signal handler and returns only if the fault is not its own: the
+ * handler then puts back the action found at installation and returns, so
+ * that the access faults again under it. */
+void pm_os_on_fault(void (*on_fault)(void *addr));
 
 /* Starts a detached thread running fn, on a small stack and with every
  * signal blocked, so that the program's signals never land on it.
@@ -68,6 +79,16 @@ int pm_os_file_is(int fd, const struct pm_os_file *f);
 
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
+
+/* A line for stderr built without malloc (safe in a signal handler): each
+ * call appends at o, which must leave room, and returns the new end;
+ * pm_os_put_line writes buf up to end and a newline. */
+char *pm_os_put_str(char *o, const char *s);
+char *pm_os_put_hex(char *o, uintptr_t v);
+char *pm_os_put_dec(char *o, uint64_t v);
+void pm_os_put_line(char *buf, char *end);
+/* pm_os_put_line, then abort(). */
+_Noreturn void pm_os_die(char *buf, char *end);
 
 /* PM_ASSERT states an invariant of primalloc's own structures; it is
  * checked in debug builds (PM_DEBUG) only, where a failure reports

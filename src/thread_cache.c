@@ -5,6 +5,7 @@
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "folio.h"
+#include "guard.h"
 #include "heap_profile.h"
 #include "lock.h"
 #include "purge.h"
@@ -174,6 +175,7 @@ static void make_exit_key(void)
 static void tc_start(void)
 {
     pm_link_init();
+    pm_guard_init();
     pm_tc.state = TC_LIVE;
     pm_tc.bias = PM_TC_NEW_BIAS;
     pm_tc.budget = PM_TC_OWN_BUDGET;
@@ -208,7 +210,8 @@ static void check_sometimes(void)
 }
 #endif
 
-static void *refill(unsigned bin, const char *call)
+/* site: the return address a sampled object records. */
+static void *refill(unsigned bin, const char *call, void *site)
 {
     unsigned n = pm_bins[bin].batch;
     if (pm_unlikely(pm_tc.state != TC_LIVE)) {
@@ -223,6 +226,18 @@ static void *refill(unsigned bin, const char *call)
         tc_start();
     }
     check_sometimes();
+    /* With sampling on, the list takes no more objects than may go
+     * unsampled: the allocation after them comes back here. */
+    unsigned most = n;
+    if (pm_unlikely(pm_guard_rate) && pm_bins[bin].kind != PM_LARGE) {
+        most = pm_guard_quota(n);
+        if (!most) {
+            void *g = pm_guard_alloc(pm_bins[bin].size, (size_t)1 << pm_bins[bin].align_log, site);
+            if (g)
+                return g;
+            most = n;
+        }
+    }
     struct pm_tbin *t = &pm_tc.bins[bin];
     void *list = t->spare;
     int open = room_of(t) || open_list(bin);
@@ -236,23 +251,29 @@ static void *refill(unsigned bin, const char *call)
         errno = ENOMEM;
         return 0;
     }
-    if (!open) {
-        /* Served without a list: all but the object returned go back. */
-        if (--n)
-            pm_cache_leave(bin, pm_link_next(list, call), n, PM_CACHE_HERE);
-        ((void **)list)[1] = 0;
-        return pm_prof_refill(list, bin, 1);
+    /* Served without a list, or a shorter one: the rest goes back. */
+    if (!open)
+        most = 1;
+    if (n > most) {
+        void *cut = list;
+        for (unsigned i = 1; i < most; i++)
+            cut = pm_link_next(cut, call);
+        pm_cache_leave(bin, pm_link_next(cut, call), n - most, PM_CACHE_HERE);
+        pm_link_set(cut, 0);
+        n = most;
     }
+    ((void **)list)[1] = 0;
+    if (!open)
+        return pm_prof_refill(list, bin, 1);
     t->head = pm_link_next(list, call);
     set_room(t, pm_bins[bin].batch - n + 1);
     pm_tc.allocates |= 1ull << bin;
-    ((void **)list)[1] = 0;
     return pm_prof_refill(list, bin, n);
 }
 
 void *pm_tc_refill(unsigned bin, const char *call)
 {
-    void *p = refill(bin, call);
+    void *p = refill(bin, call, __builtin_return_address(0));
     pm_purge_if_wanted();
     return p;
 }

@@ -3,7 +3,9 @@
  * object's guard, a free of a pointer inside an object.  `memory_errors
  * CASE` runs one case in a child, which must die of SIGABRT after exactly
  * one line "primalloc: <call>(0x<ptr>): <what>", ptr being the pointer the
- * case announces; with no argument it lists the cases. */
+ * case announces; with no argument it lists the cases.  The guard_ cases
+ * run with PRIMALLOC_GUARD_RATE=1, every object sampled: an access past
+ * or after the object faults, and the report names the object. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <malloc.h>
@@ -136,6 +138,19 @@ static void free_inside(const void *arg)
     free(opaque_ptr(p + s[1]));
 }
 
+/* arg: whether to free the object first.  A sampled object of 64 bytes
+ * (a size class's size) ends where its guard page starts. */
+static void guarded_access(const void *arg)
+{
+    const size_t *s = arg;
+    char *p = malloc(opaque(64));
+    CHECK(p);
+    child_announce(p);
+    if (s[0])
+        free(p);
+    ((volatile char *)p)[s[0] ? 0 : 64] = 'A';
+}
+
 struct error_case {
     const char *name;
     void (*run)(const void *arg);
@@ -163,7 +178,23 @@ static const struct error_case cases[] = {
     {"large_overflow_1m_memcpy", large_overflow, {0}, "free", BEFORE},
     {"small_free_inside_16", free_inside, {SMALL, 16}, "free", INTERIOR},
     {"large_free_inside_64", free_inside, {LARGE, 64}, "free", BEFORE},
+    {"guard_overflow_1", guarded_access, {0}, 0, "overflow past"},
+    {"guard_use_after_free", guarded_access, {1}, 0, "use after free of"},
 };
+
+/* A sampled object's report: "primalloc: access(0x<addr>): <what> sampled
+ * object 0x<ptr> of 64 bytes, allocated from 0x<site>[, freed from
+ * 0x<site>]", one line, the sites non-zero. */
+static int guard_report(const struct error_case *c, const struct child_outcome *o)
+{
+    char want[256];
+    snprintf(want, sizeof want, "): %s sampled object %#" PRIxPTR " of 64 bytes, allocated from 0x",
+             c->what, o->ptr);
+    const char *at = strstr(o->err, want), *nl = strchr(o->err, '\n');
+    const char *freed = at ? strstr(at, ", freed from 0x") : 0;
+    return !strncmp(o->err, "primalloc: access(0x", 20) && at && nl && !nl[1] &&
+           at[strlen(want)] != '0' && (!c->arg[0] || (freed && freed < nl));
+}
 
 int main(int argc, char **argv)
 {
@@ -184,7 +215,9 @@ int main(int argc, char **argv)
         snprintf(want, sizeof want, "primalloc: %s(%#" PRIxPTR "): %s\n", c->call, o.ptr, c->what);
         int aborted = WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGABRT;
         printf("%s; stderr: %s", child_status_text(o.status), o.err[0] ? o.err : "(nothing)\n");
-        CHECK_MSG(aborted && o.announced && !strcmp(o.err, want), "expected SIGABRT and: %s", want);
+        int reported = c->call ? !strcmp(o.err, want) : guard_report(c, &o);
+        CHECK_MSG(aborted && o.announced && reported, "expected SIGABRT and: %s",
+                  c->call ? want : c->what);
         return 0;
     }
     CHECK_MSG(0, "no case %s", argv[1]);

@@ -1,0 +1,201 @@
+#include "guard.h"
+#include "layout.h"
+#include "lock.h"
+#include "os.h"
+
+uint32_t pm_guard_rate;
+
+/* An object guarded or quarantined: its mapping is [map, map + len), the
+ * last page the guard. */
+struct guarded {
+    char *map;
+    size_t len;
+    char *p;
+    size_t usable;
+    void *alloc_site, *free_site;
+    int freed;
+};
+
+/* Records and an open-addressing table of them by object address (twice
+ * as many cells as records, linear probing, deletion by shifting back),
+ * mapped when sampling starts.  Cells hold a record's index plus one. */
+#define CELLS (2 * PM_GUARD_OBJECTS)
+static struct guarded *records;
+static uint16_t *cells;
+static uint16_t unused[PM_GUARD_OBJECTS]; /* a stack of free record indices */
+static unsigned nunused;
+static uint16_t quarantine[PM_GUARD_QUARANTINE]; /* a FIFO of record indices */
+static unsigned q_first, q_n;
+static pm_lock lock;
+
+static __thread uint32_t left __attribute__((tls_model("initial-exec")));
+
+static void on_fault(void *addr);
+
+void pm_guard_init(void)
+{
+    static int done;
+    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+        return;
+    pm_lock_take(&lock);
+    if (!done) {
+        uint32_t rate = pm_os_env_number(PM_GUARD_RATE_ENV);
+        size_t bytes = PM_GUARD_OBJECTS * sizeof *records + CELLS * sizeof *cells;
+        char *m = rate ? pm_os_map((bytes + PM_PAGE - 1) & ~(size_t)(PM_PAGE - 1), PM_PAGE) : 0;
+        if (m) {
+            records = (struct guarded *)m;
+            cells = (uint16_t *)(m + PM_GUARD_OBJECTS * sizeof *records);
+            for (nunused = 0; nunused < PM_GUARD_OBJECTS; nunused++)
+                unused[nunused] = (uint16_t)(PM_GUARD_OBJECTS - 1 - nunused);
+            pm_os_on_fault(on_fault);
+            __atomic_store_n(&pm_guard_rate, rate, __ATOMIC_RELEASE);
+        }
+        __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    }
+    pm_lock_drop(&lock);
+}
+
+unsigned pm_guard_quota(unsigned most)
+{
+    if (!left) {
+        left = pm_guard_rate - 1;
+        return 0;
+    }
+    unsigned k = most < left ? most : left;
+    left -= k;
+    return k;
+}
+
+static unsigned cell_of(const void *p)
+{
+    return (unsigned)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull >> 32) & (CELLS - 1);
+}
+
+/* The cell that holds p, or the empty cell where p would go. */
+static unsigned lookup(const void *p)
+{
+    unsigned c = cell_of(p);
+    while (cells[c] && records[cells[c] - 1].p != p)
+        c = (c + 1) & (CELLS - 1);
+    return c;
+}
+
+/* Empties cell c, moving back the records after it that would no longer
+ * be found past the hole. */
+static void remove_cell(unsigned c)
+{
+    unsigned hole = c;
+    for (c = (c + 1) & (CELLS - 1); cells[c]; c = (c + 1) & (CELLS - 1)) {
+        unsigned home = cell_of(records[cells[c] - 1].p);
+        if (((c - home) & (CELLS - 1)) >= ((c - hole) & (CELLS - 1))) {
+            cells[hole] = cells[c];
+            hole = c;
+        }
+    }
+    cells[hole] = 0;
+}
+
+void *pm_guard_alloc(size_t size, size_t align, void *site)
+{
+    size_t len = ((size + PM_PAGE - 1) & ~(size_t)(PM_PAGE - 1)) + PM_PAGE;
+    pm_lock_take(&lock);
+    if (!nunused) {
+        pm_lock_drop(&lock);
+        return 0;
+    }
+    uint16_t i = unused[--nunused];
+    pm_lock_drop(&lock);
+    char *map = pm_os_map(len, align > PM_PAGE ? align : PM_PAGE);
+    if (!map) {
+        pm_lock_take(&lock);
+        unused[nunused++] = i;
+        pm_lock_drop(&lock);
+        return 0;
+    }
+    char *guard = map + len - PM_PAGE;
+    pm_os_protect_none(guard, PM_PAGE);
+    char *p = (char *)((uintptr_t)(guard - size) & ~(uintptr_t)(align - 1));
+    records[i] = (struct guarded){map, len, p, (size_t)(guard - p), site, 0, 0};
+    pm_lock_take(&lock);
+    cells[lookup(p)] = (uint16_t)(i + 1);
+    pm_lock_drop(&lock);
+    return p;
+}
+
+int pm_guard_find(const void *p, size_t *usable, int *freed)
+{
+    if (!pm_guard_rate)
+        return 0;
+    pm_lock_take(&lock);
+    unsigned c = lookup(p);
+    int found = cells[c] != 0;
+    if (found) {
+        *usable = records[cells[c] - 1].usable;
+        *freed = records[cells[c] - 1].freed;
+    }
+    pm_lock_drop(&lock);
+    return found;
+}
+
+void pm_guard_free(void *p, void *site)
+{
+    pm_lock_take(&lock);
+    unsigned c = lookup(p);
+    struct guarded *g = &records[cells[c] - 1];
+    g->freed = 1;
+    g->free_site = site;
+    pm_os_protect_none(g->map, g->len - PM_PAGE);
+    struct guarded old = {0};
+    if (q_n == PM_GUARD_QUARANTINE) {
+        /* The oldest leaves: its mapping goes, its address with it. */
+        uint16_t o = quarantine[q_first];
+        old = records[o];
+        remove_cell(lookup(old.p));
+        records[o] = (struct guarded){0};
+        unused[nunused++] = o;
+        q_first = (q_first + 1) % PM_GUARD_QUARANTINE;
+        q_n--;
+    }
+    quarantine[(q_first + q_n++) % PM_GUARD_QUARANTINE] = (uint16_t)(cells[lookup(p)] - 1);
+    pm_lock_drop(&lock);
+    if (old.map)
+        pm_os_unmap(old.map, old.len);
+}
+
+/* In the signal handler: no lock (the faulting thread may hold it), a
+ * record read as it stands.  Only a record's pages fault: the bytes
+ * before its object are never protected alone. */
+static void on_fault(void *addr)
+{
+    const char *a = addr;
+    for (unsigned i = 0; records && i < PM_GUARD_OBJECTS; i++) {
+        const struct guarded *g = &records[i];
+        if (!g->map || a < g->map || a >= g->map + g->len)
+            continue;
+        char buf[400];
+        char *o = pm_os_put_str(buf, "primalloc: access(");
+        o = pm_os_put_hex(o, (uintptr_t)a);
+        o = pm_os_put_str(o, g->freed ? "): use after free of sampled object "
+                                      : "): overflow past sampled object ");
+        o = pm_os_put_hex(o, (uintptr_t)g->p);
+        o = pm_os_put_str(o, " of ");
+        o = pm_os_put_dec(o, g->usable);
+        o = pm_os_put_str(o, " bytes, allocated from ");
+        o = pm_os_put_hex(o, (uintptr_t)g->alloc_site);
+        if (g->freed) {
+            o = pm_os_put_str(o, ", freed from ");
+            o = pm_os_put_hex(o, (uintptr_t)g->free_site);
+        }
+        pm_os_die(buf, o);
+    }
+}
+
+void pm_guard_prefork(void)
+{
+    pm_lock_take(&lock);
+}
+
+void pm_guard_postfork(void)
+{
+    pm_lock_drop(&lock);
+}
