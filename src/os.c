@@ -274,16 +274,11 @@ char *pm_os_put_dec(char *o, uint64_t v)
     return pm_os_put_str(o, n);
 }
 
-void pm_os_put_line(char *buf, char *end)
+_Noreturn void pm_os_die(char *buf, char *end)
 {
     *end++ = '\n';
     ssize_t ignored = write(2, buf, (size_t)(end - buf));
     (void)ignored;
-}
-
-_Noreturn void pm_os_die(char *buf, char *end)
-{
-    pm_os_put_line(buf, end);
     abort();
 }
 

@@ -82,12 +82,10 @@ _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 
 /* A line for stderr built without malloc (safe in a signal handler): each
  * call appends at o, which must leave room, and returns the new end;
- * pm_os_put_line writes buf up to end and a newline. */
+ * pm_os_die writes buf up to end and a newline, then aborts. */
 char *pm_os_put_str(char *o, const char *s);
 char *pm_os_put_hex(char *o, uintptr_t v);
 char *pm_os_put_dec(char *o, uint64_t v);
-void pm_os_put_line(char *buf, char *end);
-/* pm_os_put_line, then abort(). */
 _Noreturn void pm_os_die(char *buf, char *end);
 
 /* PM_ASSERT states an invariant of primalloc's own structures; it is
