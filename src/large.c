@@ -15,12 +15,8 @@ static void *reuse(void *slot, const char *call)
     return slot;
 }
 
-void *pm_large_alloc(size_t size, const char *call)
+static void *place(size_t size, const char *call)
 {
-    void *g;
-    if (pm_unlikely(pm_guard_rate) && !pm_guard_quota(1) &&
-        (g = pm_guard_alloc(size, PM_ALIGN, __builtin_return_address(0))))
-        return g;
     /* The sequence's top bits pick a line of the first page, never the
      * first line unless the largest sizes leave no room: the line before
      * the object holds its guard. */
@@ -34,6 +30,23 @@ void *pm_large_alloc(size_t size, const char *call)
     if (offset)
         ((uintptr_t *)p)[-1] = pm_large_guard(p, 1);
     return p;
+}
+
+/* Apart, so that the common path keeps no frame for the calls here; a
+ * tail call, so that the return address is still malloc's caller. */
+static __attribute__((noinline)) void *sample(size_t size, const char *call)
+{
+    void *g;
+    if (!pm_guard_quota(1) && (g = pm_guard_alloc(size, PM_ALIGN, __builtin_return_address(0))))
+        return g;
+    return place(size, call);
+}
+
+void *pm_large_alloc(size_t size, const char *call)
+{
+    if (pm_unlikely(pm_guard_rate))
+        return sample(size, call);
+    return place(size, call);
 }
 
 void *pm_large_alloc_aligned(size_t size, const char *call)

@@ -42,7 +42,7 @@ static inline void *pm_large_noted(void *slot)
  * data does not hold by chance. */
 static inline uintptr_t pm_large_guard(const void *p, int before)
 {
-    return pm_large_note_key(p) ^ pm_link_secret ^ (uintptr_t)before;
+    return (uintptr_t)p ^ pm_link_secret ^ (uintptr_t)before;
 }
 
 /* Frees p, the object at slot: aborts, naming call, if p is guarded and
