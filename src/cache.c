@@ -34,8 +34,8 @@ struct cpu_held {
     char pad[64 - 2 * sizeof(long)];
 };
 
-/* The lock has a cache line of its own, apart from the lists it guards, so
- * that a waiter spinning on it does not pull the lists away from the
+/* The lock has a cache line of its own, apart from the chains it guards, so
+ * that a waiter spinning on it does not pull the chains away from the
  * holder (section 8).  `left` and `loose` hold what threads that exited
  * on this CPU had cached: whole batches, counted in the CPU's budget, and
  * fewer than a batch, outside it. */
@@ -47,14 +47,14 @@ struct cpu_bin {
     uint16_t nloose;
     uint16_t batches;   /* of cur and full, stored at each unlock for steal's
                            look without the lock */
-    uint16_t took_from; /* 1 + the CPU slot this one last took a list from */
+    uint16_t took_from; /* 1 + the CPU this one last took a chain from */
     uint16_t took_at;   /* the bin's `moves` after that take */
 };
 _Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
 
 #define GLOBAL_MAX 128
 
-/* owner[i]: the CPU slot that handed chains[i] down.  moves: lists taken
+/* owner[i]: the CPU that handed chains[i] down.  moves: chains taken
  * from another CPU, by a steal or from here.  n is changed under the lock
  * but read without it too (pm_cache_get). */
 struct global_bin {
@@ -65,7 +65,7 @@ struct global_bin {
 } __attribute__((aligned(64)));
 
 static struct global_bin globals[PM_NBINS];
-/* Apart from the 2.6 KiB lists they guard, for fork (folio.c says why). */
+/* Apart from the 2.6 KiB chains they guard, for fork (folio.c says why). */
 static pm_line_lock global_locks[PM_NBINS];
 
 static pm_lock *global_lock(unsigned bin)
@@ -73,8 +73,8 @@ static pm_lock *global_lock(unsigned bin)
     return &global_locks[bin].lock;
 }
 
-static struct cpu_bin *cpus; /* [slot][bin] */
-static struct cpu_held *held; /* [slot] */
+static struct cpu_bin *cpus; /* [cpu][bin] */
+static struct cpu_held *held; /* [cpu] */
 static long global_budget;
 /* Bytes in the global level, on a line apart from the variables above,
  * which every get and put reads: on one line with them, each write of this
@@ -82,7 +82,7 @@ static long global_budget;
 static struct {
     long bytes;
 } __attribute__((aligned(64))) global_held;
-static unsigned nslots, global_cap;
+static unsigned ncpus, global_cap;
 static size_t mapped_bytes;
 static pm_lock init_lock;
 
@@ -92,12 +92,12 @@ static int init(void)
 {
     pm_lock_take(&init_lock);
     if (!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) {
-        unsigned n = pm_os_cpu_slots();
+        unsigned n = pm_os_cpus();
         size_t bins = (size_t)n * PM_NBINS * sizeof(struct cpu_bin);
         size_t bytes = (bins + n * sizeof(struct cpu_held) + PM_PAGE - 1) & ~(PM_PAGE - 1);
         struct cpu_bin *c = pm_os_map(bytes, PM_PAGE);
         if (c) {
-            nslots = n;
+            ncpus = n;
             __atomic_store_n(&mapped_bytes, bytes, __ATOMIC_RELAXED);
             held = (struct cpu_held *)((char *)c + bins);
             global_cap = 2 * n < GLOBAL_MAX ? 2 * n : GLOBAL_MAX;
@@ -109,29 +109,29 @@ static int init(void)
     return cpus != 0;
 }
 
-/* bin's cache on this CPU or on the CPU of a carving lane. */
-static struct cpu_bin *cpu_bin_at(unsigned bin, int lane)
+/* bin's cache on this CPU, or on CPU `which` modulo the CPUs. */
+static struct cpu_bin *cpu_bin_at(unsigned bin, int which)
 {
     if (pm_unlikely(!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) && !init())
         return 0;
-    unsigned cpu = lane == PM_CACHE_HERE ? pm_os_cpu() : (unsigned)lane;
+    unsigned cpu = which == PM_THIS_CPU ? pm_os_cpu() : (unsigned)which;
     /* A CPU outside the mask seen at init wraps; the others skip the
      * division every get and put would pay. */
-    if (pm_unlikely(cpu >= nslots))
-        cpu %= nslots;
+    if (pm_unlikely(cpu >= ncpus))
+        cpu %= ncpus;
     struct cpu_bin *c = &cpus[(size_t)cpu * PM_NBINS + bin];
     __builtin_prefetch(&c->cur, 1);
     return c;
 }
 
-static uint32_t slot_of(const struct cpu_bin *c)
+static uint32_t cpu_of(const struct cpu_bin *c)
 {
     return (uint32_t)((size_t)(c - cpus) / PM_NBINS);
 }
 
 static long *held_by(const struct cpu_bin *c)
 {
-    return &held[slot_of(c)].bytes;
+    return &held[cpu_of(c)].bytes;
 }
 
 /* Whether c can take `bytes` more within its budget. */
@@ -183,7 +183,7 @@ static void chain_free(unsigned bin, struct chain ch)
         pm_folio_free_list(bin, b, "free");
 }
 
-/* A batch from c, whose lock is held, or NULL: from its lists, else from
+/* A batch from c, whose lock is held, or NULL: from its chains, else from
  * what exiting threads left.  Those objects lie beside the ones the
  * exited thread's successor probably holds, so they go to whichever
  * thread runs here next rather than to the folios, where fullest fit
@@ -204,13 +204,13 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin, const char *call)
     return batch;
 }
 
-/* Whether CPU slot `me` taking v's list of n batches would take back what
+/* Whether CPU `me` taking v's chain of n batches would take back what
  * v took from it: v's last take in this bin was from `me`, among the bin's
  * last RECENT_MOVES moves.  Two CPUs whose threads run the same phases
  * would otherwise pass the same memory to and fro, each short by what the
  * other took, every object a miss in the other CPU's cache.  A CPU that
  * declines carves instead, up to CARVE_MAX bytes in the process's life
- * for lists of at least half a CPU list and CARVE_SHORT for shorter ones:
+ * for chains of at least half a CPU chain and CARVE_SHORT for shorter ones:
  * that slack gives each CPU a pool of its own.  The bound is what the
  * carving costs where such moves are the workload's own flow (every
  * object freed by another thread than allocated it): memory held twice,
@@ -237,15 +237,15 @@ static void note_take(unsigned bin, struct cpu_bin *c, uint32_t from)
     __atomic_store_n(&c->took_at, (uint16_t)now, __ATOMIC_RELAXED);
 }
 
-/* A whole list from another CPU's cache: its older list if it has two,
+/* A whole chain from another CPU's cache: its older chain if it has two,
  * else its only one, never what exited threads left there (cpu_pop).
  * Where one thread frees what a thread on another CPU allocates (producer
  * and consumer), the freed objects would otherwise sit in the freeing
  * CPU's cache up to its budget while the other CPU carves new folios:
- * memory held twice.  Taking a whole list, not a batch, makes a steal as
+ * memory held twice.  Taking a whole chain, not a batch, makes a steal as
  * rare as a move from the global level: two CPUs that both allocate and
  * steal batch by batch keep pulling each other's freshly freed batches.
- * The scan is bounded and passes over CPUs whose lists of this bin were
+ * The scan is bounded and passes over CPUs whose chains of this bin were
  * empty at their last unlock.  It waits for a busy lock rather than skip
  * it: the owner holds it for a few pointer writes, and a skip means
  * carving while the objects sit there.  No other lock is held here, so
@@ -254,11 +254,11 @@ static void note_take(unsigned bin, struct cpu_bin *c, uint32_t from)
 
 static struct chain steal(unsigned bin, struct cpu_bin *mine, int *declined)
 {
-    uint32_t me = slot_of(mine);
-    unsigned scan = nslots - 1 < STEAL_SCAN ? nslots - 1 : STEAL_SCAN;
+    uint32_t me = cpu_of(mine);
+    unsigned scan = ncpus - 1 < STEAL_SCAN ? ncpus - 1 : STEAL_SCAN;
     for (unsigned i = 1; i <= scan; i++) {
-        uint32_t slot = (me + i) % nslots;
-        struct cpu_bin *c = &cpus[(size_t)slot * PM_NBINS + bin];
+        uint32_t victim = (me + i) % ncpus;
+        struct cpu_bin *c = &cpus[(size_t)victim * PM_NBINS + bin];
         if (!__atomic_load_n(&c->batches, __ATOMIC_RELAXED))
             continue;
         pm_lock_take(&c->lock);
@@ -273,14 +273,14 @@ static struct chain steal(unsigned bin, struct cpu_bin *mine, int *declined)
         cpu_unlock(c);
         if (ch.first) {
             pm_count(PM_EV_steals);
-            note_take(bin, mine, slot);
+            note_take(bin, mine, victim);
             return ch;
         }
     }
     return (struct chain){0, 0};
 }
 
-/* Takes chains[k] out of g, whose lock is held; the last list fills its
+/* Takes chains[k] out of g, whose lock is held; the last chain fills its
  * place. */
 static struct chain global_remove(struct global_bin *g, unsigned k)
 {
@@ -292,13 +292,13 @@ static struct chain global_remove(struct global_bin *g, unsigned k)
     return ch;
 }
 
-/* The newest list this CPU handed down, else the newest of any.  A
- * CPU's own lists hold objects its threads last touched, in chunks it
+/* The newest chain this CPU handed down, else the newest of any.  A
+ * CPU's own chains hold objects its threads last touched, in chunks it
  * carved (folio.c); another CPU's cost a cache miss an object. */
 static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
 {
     struct global_bin *g = &globals[bin];
-    uint32_t me = slot_of(c);
+    uint32_t me = cpu_of(c);
     unsigned k = g->n - 1;
     for (unsigned i = g->n; i-- > 0;)
         if (g->owner[i] == me) {
@@ -320,7 +320,7 @@ static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
 void *pm_cache_get(unsigned bin, const char *call)
 {
     pm_count_bin(bin, PM_EV_refills);
-    struct cpu_bin *c = cpu_bin_at(bin, PM_CACHE_HERE);
+    struct cpu_bin *c = cpu_bin_at(bin, PM_THIS_CPU);
     if (!c)
         return 0;
     pm_lock_take(&c->lock);
@@ -342,13 +342,13 @@ void *pm_cache_get(unsigned bin, const char *call)
     cpu_unlock(c);
     if (batch)
         return batch;
-    /* The stolen list's first batch is the answer; the rest joins this
+    /* The stolen chain's first batch is the answer; the rest joins this
      * CPU's cache, which others may have refilled meanwhile. */
     struct chain ch = steal(bin, c, &declined);
     if (!(batch = chain_pop(&ch, call))) {
         /* The caller carves. */
         if (declined)
-            __atomic_fetch_add(&held[slot_of(c)].carved, bytes_of(bin, 1), __ATOMIC_RELAXED);
+            __atomic_fetch_add(&held[cpu_of(c)].carved, bytes_of(bin, 1), __ATOMIC_RELAXED);
         return 0;
     }
     if (!ch.first)
@@ -365,7 +365,7 @@ void *pm_cache_get(unsigned bin, const char *call)
     return batch;
 }
 
-/* Hands a whole list to the global level if it has room (a slot and
+/* Hands a whole chain to the global level if it has room (room in its array and
  * budget); 1 if it took it.  Called with the CPU lock held. */
 static int to_global(unsigned bin, struct chain ch, uint32_t from)
 {
@@ -390,10 +390,10 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
     return took;
 }
 
-void pm_cache_put(unsigned bin, void *batch, int lane)
+void pm_cache_put(unsigned bin, void *batch, int cpu)
 {
     pm_count_bin(bin, PM_EV_flushes);
-    struct cpu_bin *c = cpu_bin_at(bin, lane);
+    struct cpu_bin *c = cpu_bin_at(bin, cpu);
     if (!c) {
         pm_folio_free_list(bin, batch, "free");
         return;
@@ -406,13 +406,13 @@ void pm_cache_put(unsigned bin, void *batch, int lane)
         c->cur = (struct chain){0, 0};
     }
     if (c->cur.nbatches >= cap || !within_budget(c, one)) {
-        /* No room (both lists full, or the CPU over its budget): the older
-         * list moves down whole.  Where the global level has no room
+        /* No room (both chains full, or the CPU over its budget): the older
+         * chain moves down whole.  Where the global level has no room
          * either, the batch goes to its folios instead, while its objects
-         * are still in this CPU's cache: walking a cold 1 MiB list would
+         * are still in this CPU's cache: walking a cold 1 MiB chain would
          * miss on every object. */
         struct chain *old = c->full.first ? &c->full : &c->cur;
-        if (!old->first || !to_global(bin, *old, slot_of(c))) {
+        if (!old->first || !to_global(bin, *old, cpu_of(c))) {
             cpu_unlock(c);
             pm_folio_free_list(bin, batch, "free");
             return;
@@ -429,7 +429,7 @@ void pm_cache_put(unsigned bin, void *batch, int lane)
     cpu_unlock(c);
 }
 
-/* A full batch goes on c's list of what threads left if the CPU has room
+/* A full batch goes on c's chain of what threads left if the CPU has room
  * (counted as pm_cache_put counts), else to the folios. */
 static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch)
 {
@@ -486,10 +486,10 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n)
     return full;
 }
 
-void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane)
+void pm_cache_leave(unsigned bin, void *list, unsigned n, int cpu)
 {
     pm_count_bin(bin, PM_EV_flushes);
-    struct cpu_bin *c = cpu_bin_at(bin, lane);
+    struct cpu_bin *c = cpu_bin_at(bin, cpu);
     if (!c)
         pm_folio_free_list(bin, list, "free");
     else if (n == pm_bins[bin].batch || (list = join_loose(c, bin, list, n)))
@@ -499,7 +499,7 @@ void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane)
 void pm_cache_drain(void)
 {
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-        for (unsigned s = 0; cpus && s < nslots; s++) {
+        for (unsigned s = 0; cpus && s < ncpus; s++) {
             struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
             pm_lock_take(&c->lock);
             struct chain cur = c->cur, full = c->full, left = c->left;
@@ -532,7 +532,7 @@ void pm_cache_drain(void)
 void pm_cache_census(unsigned bin, size_t *cpu, size_t *global)
 {
     size_t batches = 0, loose = 0, down = 0;
-    for (unsigned s = 0; cpus && s < nslots; s++) {
+    for (unsigned s = 0; cpus && s < ncpus; s++) {
         struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
         pm_lock_take(&c->lock);
         batches += c->cur.nbatches + c->full.nbatches + c->left.nbatches;
@@ -592,7 +592,7 @@ void pm_cache_check(void)
 {
     pm_cache_prefork();
     long global = 0;
-    for (unsigned s = 0; cpus && s < nslots; s++) {
+    for (unsigned s = 0; cpus && s < ncpus; s++) {
         long bytes = 0;
         for (unsigned bin = 0; bin < PM_NBINS; bin++) {
             const struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
@@ -612,10 +612,10 @@ void pm_cache_check(void)
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         const struct global_bin *g = &globals[bin];
         if (g->n > global_cap)
-            check_failed(g, "more global lists than slots");
+            check_failed(g, "more global chains than room for");
         for (unsigned i = 0; i < g->n; i++) {
             check_chain(bin, &g->chains[i]);
-            if (g->owner[i] >= nslots)
+            if (g->owner[i] >= ncpus)
                 check_failed(g, "global list owned by no CPU");
             global += bytes_of(bin, g->chains[i].nbatches);
         }
@@ -629,7 +629,7 @@ void pm_cache_check(void)
 void pm_cache_prefork(void)
 {
     pm_lock_take(&init_lock);
-    for (size_t i = 0; cpus && i < (size_t)nslots * PM_NBINS; i++)
+    for (size_t i = 0; cpus && i < (size_t)ncpus * PM_NBINS; i++)
         pm_lock_take(&cpus[i].lock);
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
         pm_lock_take(global_lock(bin));
@@ -639,7 +639,7 @@ void pm_cache_postfork(void)
 {
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
         pm_lock_drop(global_lock(bin));
-    for (size_t i = 0; cpus && i < (size_t)nslots * PM_NBINS; i++)
+    for (size_t i = 0; cpus && i < (size_t)ncpus * PM_NBINS; i++)
         pm_lock_drop(&cpus[i].lock);
     pm_lock_drop(&init_lock);
 }

@@ -1,15 +1,15 @@
 /* The shared cache levels of each bin (supermalloc-ismm2015.txt section 8):
- * per CPU, two lists of about 1 MiB; globally, up to 2P such lists, each
+ * per CPU, two chains of about 1 MiB; globally, up to 2P such chains, each
  * going back first to the CPU that handed it down.  Byte budgets over all
  * bins bound what they hold: PM_CPU_BUDGET a CPU, P times that globally.
  * What threads that exit leave stays on their CPU, for the threads that
- * run there next.  A CPU whose levels are empty takes a whole list from
+ * run there next.  A CPU whose levels are empty takes a whole chain from
  * another CPU before the folios are asked, unless that CPU has just taken
- * a list from it (then, within a small bound, it carves).
+ * a chain from it (then, within a small bound, it carves).
  *
  * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
  * free objects linked through their first word, NULL-terminated.  Batches
- * stack into a list through the second word of their first object, so
+ * stack into a chain through the second word of their first object, so
  * every move between levels is a few pointer writes under one lock.  Both
  * links are encoded (free_link.h).
  *
@@ -24,28 +24,29 @@
  * call names the API function, should a batch link be found corrupted. */
 void *pm_cache_get(unsigned bin, const char *call);
 
-/* Where put and leave take objects: this CPU's cache (PM_CACHE_HERE), or
- * that of the CPU of a carving lane (folio.h), lane modulo the CPU slots. */
-#define PM_CACHE_HERE (-1)
+/* Where put and leave take objects: a CPU's cache, named by a number
+ * reduced modulo the CPUs (a chunk's carving lane, folio.h, names the CPU
+ * that carved it), or this CPU's (PM_THIS_CPU). */
+#define PM_THIS_CPU (-1)
 
 /* Hands a full batch of bin to a CPU's cache; what overflows the global
  * level goes back to the folios. */
-void pm_cache_put(unsigned bin, void *batch, int lane);
+void pm_cache_put(unsigned bin, void *batch, int cpu);
 
 /* Keeps a list of n objects of bin (at most a batch) that a thread will
  * not use, on a CPU: what an exiting thread held, or an object freed
  * before its thread allocated from the bin.  A full batch goes on the
- * CPU's list of what threads left, which that CPU's gets take when its own
- * lists are empty and other CPUs never steal; fewer objects wait, joined
+ * CPU's chain of what threads left, which that CPU's gets take when its own
+ * chains are empty and other CPUs never steal; fewer objects wait, joined
  * with later ones, until they make a batch.  What does not fit goes to the
  * folios. */
-void pm_cache_leave(unsigned bin, void *list, unsigned n, int lane);
+void pm_cache_leave(unsigned bin, void *list, unsigned n, int cpu);
 
 /* Returns every cached object to its folio. */
 void pm_cache_drain(void);
 
 /* Objects of bin held by the CPU levels and by the global level (for
- * statistics), each level's lists read under its lock in turn. */
+ * statistics), each level's chains read under its lock in turn. */
 void pm_cache_census(unsigned bin, size_t *cpu, size_t *global);
 
 /* The two together (for tests). */
@@ -54,7 +55,7 @@ size_t pm_cache_count(unsigned bin);
 /* Checks both levels against their specification: every chain holds the
  * batches it counts and every batch exactly a batch of objects of its
  * bin, loose objects are fewer than a batch, each CPU's held bytes are
- * those of its lists and the global level's those of its lists, within
+ * those of its chains and the global level's those of its chains, within
  * its budget.  Ends in pm_fatal naming the first that fails.  Takes every
  * lock of the caches while it runs. */
 void pm_cache_check(void);

@@ -95,7 +95,7 @@ unsigned pm_os_cpu(void)
     return cpu < 0 ? 0 : (unsigned)cpu;
 }
 
-unsigned pm_os_cpu_slots(void)
+unsigned pm_os_cpus(void)
 {
     unsigned long mask[16];
     long n = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);

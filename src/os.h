@@ -30,7 +30,7 @@ int pm_os_move(void *from, size_t size, void *to);
  * CPU it left while it carves new folios on the next. */
 unsigned pm_os_cpu(void);
 /* How many CPU numbers this process may see: CPU ids are reduced modulo it. */
-unsigned pm_os_cpu_slots(void);
+unsigned pm_os_cpus(void);
 
 /* Futex wait while *addr == val, and wake one waiter. */
 void pm_os_futex_wait(uint32_t *addr, uint32_t val);

@@ -140,11 +140,11 @@ static void tc_release(void)
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         struct pm_tbin *t = &pm_tc.bins[bin];
         if (t->head)
-            pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_CACHE_HERE);
+            pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_THIS_CPU);
         t->head = 0;
         set_room(t, 0);
         if (t->spare)
-            pm_cache_leave(bin, t->spare, pm_bins[bin].batch, PM_CACHE_HERE);
+            pm_cache_leave(bin, t->spare, pm_bins[bin].batch, PM_THIS_CPU);
         t->spare = 0;
         send_homeward(bin);
     }
@@ -258,7 +258,7 @@ static void *refill(unsigned bin, const char *call, void *site)
         void *cut = list;
         for (unsigned i = 1; i < most; i++)
             cut = pm_link_next(cut, call);
-        pm_cache_leave(bin, pm_link_next(cut, call), n - most, PM_CACHE_HERE);
+        pm_cache_leave(bin, pm_link_next(cut, call), n - most, PM_THIS_CPU);
         pm_link_set(cut, 0);
         n = most;
     }
@@ -352,7 +352,7 @@ static void overflow(void *p)
          * thread's objects (passive false sharing).  It waits with the
          * objects exiting threads leave instead. */
         pm_tc_link(p, 0);
-        pm_cache_leave(bin, p, 1, PM_CACHE_HERE);
+        pm_cache_leave(bin, p, 1, PM_THIS_CPU);
         if (open_list(bin))
             set_room(t, pm_bins[bin].batch);
         return;
@@ -365,13 +365,13 @@ static void overflow(void *p)
     if (!room_of(t)) {
         void *full = t->head;
         if (t->spare) {
-            pm_cache_put(bin, t->spare, PM_CACHE_HERE);
+            pm_cache_put(bin, t->spare, PM_THIS_CPU);
             t->spare = full;
         } else if (fits(batch_bytes(bin))) {
             pm_tc.granted += batch_bytes(bin);
             t->spare = full;
         } else {
-            pm_cache_put(bin, full, PM_CACHE_HERE);
+            pm_cache_put(bin, full, PM_THIS_CPU);
         }
         t->head = 0;
         set_room(t, pm_bins[bin].batch);
@@ -381,7 +381,7 @@ static void overflow(void *p)
     t->room--;
 }
 
-void pm_tc_overflow(void *p)
+void pm_tc_free_slow(void *p)
 {
     overflow(p);
     pm_purge_if_wanted();

@@ -91,7 +91,7 @@ void *pm_tc_corrupt(const void *p, const char *call);
  * decremented.  It finds the bin again from p (an object in a chunk of its
  * bin), so that free's fast path need not keep the bin for the call: one
  * instruction fewer. */
-void pm_tc_overflow(void *p);
+void pm_tc_free_slow(void *p);
 
 /* The mark a free object carries in the upper half of its second word: a
  * value no program has reason to store, whose top byte no user address,
@@ -158,7 +158,7 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
 
 /* The room is decremented before anything is tested, and its sign taken
  * from the decrement: two instructions fewer than a test of it beside the
- * mark's.  pm_tc_overflow puts it back. */
+ * mark's.  pm_tc_free_slow puts it back. */
 static inline void pm_tc_push(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
@@ -167,7 +167,7 @@ static inline void pm_tc_push(void *p, unsigned bin)
         t->head = p;
         return;
     }
-    pm_tc_overflow(p);
+    pm_tc_free_slow(p);
 }
 
 int pm_tc_holds_walk(const void *p, unsigned bin, const char *call);

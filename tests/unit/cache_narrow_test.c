@@ -21,7 +21,7 @@ int main(void)
     void *batch = pm_folio_alloc(bin, want, &got);
     CHECK(batch && got == want);
     size_t before = pm_cache_count(bin);
-    pm_cache_put(bin, batch, PM_CACHE_HERE);
+    pm_cache_put(bin, batch, PM_THIS_CPU);
     CHECK(pm_cache_count(bin) == before + want);
     void *back = pm_cache_get(bin, "malloc");
     CHECK(back == batch);

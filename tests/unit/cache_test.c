@@ -78,7 +78,7 @@ static void many_bins(void)
             pm_free(objs[i]);
         pm_free(objs);
     }
-    size_t bound = (size_t)pm_os_cpu_slots() * 2 * PM_CPU_BUDGET + (size_t)BINS * 16384;
+    size_t bound = (size_t)pm_os_cpus() * 2 * PM_CPU_BUDGET + (size_t)BINS * 16384;
     if (cached_bytes() > bound)
         fprintf(stderr, "cached %zu bytes, bound %zu\n", cached_bytes(), bound);
     CHECK(cached_bytes() <= bound);
@@ -300,7 +300,7 @@ static void short_batch(void *unused)
     pm_cache_drain();
     void *list = pm_folio_alloc(bin, n, &got);
     CHECK(got == n);
-    pm_cache_put(bin, list, PM_CACHE_HERE);
+    pm_cache_put(bin, list, PM_THIS_CPU);
     pm_cache_check();
 }
 
