@@ -2,7 +2,7 @@
 // [new.delete]).  A handler that throws std::bad_alloc makes the throwing
 // forms throw it and the nothrow forms return nullptr, with the exception
 // caught and destroyed inside them; a handler that frees a reserve makes
-// the retry succeed.  Each case runs in a child (trust/child.c), so a form
+// the retry succeed.  Each case runs in a child (robustness/child.c), so a form
 // that lets the exception escape, ending in std::terminate, fails its case
 // alone.  Run linked and with a library preloaded, where the output must
 // be that of the system allocator.
@@ -14,8 +14,8 @@
 #include <new>
 #include <sys/wait.h>
 #include "check.h"
-#include "trust/child.h"
-#include "trust/limit.h"
+#include "robustness/child.h"
+#include "robustness/limit.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 /* Misuse: a double free of a small object, or a pointer primalloc never
  * handed out, must abort the process after one line on stderr of the form
  * "primalloc: <call>(<pointer>): <what>".  Each case runs in a forked child
- * (trust/child.h) that first announces the pointer it is about to misuse. */
+ * (robustness/child.h) that first announces the pointer it is about to misuse. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <malloc.h>
