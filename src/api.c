@@ -203,7 +203,7 @@ static void free_large(void *p, size_t size, const char *call)
 {
     unsigned bin = pm_bin_of_addr((uintptr_t)p);
     char *slot = pm_large_slot(p, bin);
-    if (!slot || pm_tc_carries_mark(slot) ||
+    if (!slot || pm_carries_mark(slot) ||
         size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
         free_slow(p, size, call);
         return;

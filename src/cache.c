@@ -2,21 +2,10 @@
 #include "chunk_table.h"
 #include "counters.h"
 #include "folio.h"
-#include "free_link.h"
+#include "free_object.h"
 #include "lock.h"
 #include "os.h"
 #include "sizeclass.h"
-
-/* The second word of a batch's first object: the next batch, encoded. */
-static uintptr_t *batch_link(void *batch)
-{
-    return (uintptr_t *)batch + 1;
-}
-
-static void *batch_next(const void *batch, const char *call)
-{
-    return pm_link_decode(batch, ((const uintptr_t *)batch)[1], pm_link_secret, call);
-}
 
 struct chain {
     void *first; /* top batch */
@@ -160,7 +149,7 @@ static void *chain_pop(struct chain *ch, const char *call)
 {
     void *b = ch->first;
     if (b) {
-        ch->first = batch_next(b, call);
+        ch->first = pm_batch_next(b, call);
         if (ch->first)
             __builtin_prefetch(ch->first);
         ch->nbatches--;
@@ -170,7 +159,7 @@ static void *chain_pop(struct chain *ch, const char *call)
 
 static void chain_push(struct chain *ch, void *batch)
 {
-    *batch_link(batch) = pm_link_encode(ch->first, pm_link_secret);
+    pm_batch_set_next(batch, ch->first);
     ch->first = batch;
     ch->nbatches++;
 }
@@ -579,7 +568,7 @@ static void check_objects(unsigned bin, const void *list, size_t n)
 static void check_chain(unsigned bin, const struct chain *ch)
 {
     size_t n = 0;
-    for (const void *b = ch->first; b; b = batch_next(b, "cache check"), n++) {
+    for (const void *b = ch->first; b; b = pm_batch_next(b, "cache check"), n++) {
         if (n == ch->nbatches)
             check_failed(ch->first, "more batches than the chain counts");
         check_objects(bin, b, pm_bins[bin].batch);

@@ -11,7 +11,7 @@
  * free objects linked through their first word, NULL-terminated.  Batches
  * stack into a chain through the second word of their first object, so
  * every move between levels is a few pointer writes under one lock.  Both
- * links are encoded (free_link.h).
+ * links are encoded (free_object.h).
  *
  * Promises: a batch put is got back whole or reaches the folios; nothing
  * is lost or duplicated. */

@@ -4,7 +4,7 @@
 #include "chunk_table.h"
 #include "folio.h"
 #include "huge.h"
-#include "free_link.h"
+#include "free_object.h"
 #include "lock.h"
 #include "sizeclass.h"
 #include "text.h"

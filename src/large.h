@@ -6,7 +6,7 @@
  *
  * An object at an offset (not at its slot's start) is guarded where a
  * slot has room that no object uses: the word before it holds a value
- * derived from its address and the link secret (large_note.h), checked
+ * derived from its address and the link secret (free_object.h), checked
  * when it is freed, so that an underflow or a free of a pointer inside it
  * aborts; once freed, its first word holds another such value, checked
  * when the slot is handed out again or its folio takes it back, so that a
@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "large_note.h"
+#include "free_object.h"
 #include "sizeclass.h"
 
 /* A large object of at least size bytes (PM_LOOKUP_MAX < size <=

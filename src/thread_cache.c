@@ -304,7 +304,7 @@ static int new_thread_free(void *p, unsigned bin)
         long size = pm_bins[bin].size;
         if (h->lane != lane || !fits(size))
             send_homeward(bin);
-        pm_tc_link(p, h->head);
+        pm_link_marked(p, h->head);
         h->head = p;
         h->lane = (uint16_t)lane;
         pm_tc.granted += size;
@@ -351,7 +351,7 @@ static void overflow(void *p)
          * list p would be the next object it gets, in a line with that
          * thread's objects (passive false sharing).  It waits with the
          * objects exiting threads leave instead. */
-        pm_tc_link(p, 0);
+        pm_link_marked(p, 0);
         pm_cache_leave(bin, p, 1, PM_THIS_CPU);
         if (open_list(bin))
             set_room(t, pm_bins[bin].batch);
@@ -376,7 +376,7 @@ static void overflow(void *p)
         t->head = 0;
         set_room(t, pm_bins[bin].batch);
     }
-    pm_tc_link(p, t->head);
+    pm_link_marked(p, t->head);
     t->head = p;
     t->room--;
 }

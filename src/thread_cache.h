@@ -14,13 +14,13 @@
  * holds free aborts as a double free: a freed object's second word holds
  * a mark in its upper half, cleared when the object is handed out, so the
  * fast path compares the mark's top byte and only a match costs a search.
- * Links are encoded (free_link.h); pm_tc_pop checks the link it follows. */
+ * Links are encoded (free_object.h); pm_tc_pop checks the link it follows. */
 #ifndef PM_THREAD_CACHE_H
 #define PM_THREAD_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "free_link.h"
+#include "free_object.h"
 #include "os.h"
 #include "sizeclass.h"
 
@@ -93,45 +93,6 @@ void *pm_tc_corrupt(const void *p, const char *call);
  * instruction fewer. */
 void pm_tc_free_slow(void *p);
 
-/* The mark a free object carries in the upper half of its second word: a
- * value no program has reason to store, whose top byte no user address,
- * small integer, double of everyday size or UTF-8 text has.  Half a word
- * is one store of an immediate where a whole one takes two instructions.
- * Free reads the top byte alone: one byte always forwards from the store
- * that last wrote it, where a whole word read after the program wrote part
- * of it cannot be forwarded and waits for that store to reach the cache. */
-#define PM_TC_MARK 0xf7e1a5c3u
-
-typedef uint32_t pm_tc_half __attribute__((may_alias));
-#define PM_TC_MARK_HALF (2 * sizeof(void *) / sizeof(pm_tc_half) - 1)
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-               "the mark's half and its top byte are the second word's last bytes");
-
-/* Links free object p in front of next, encoded with key, and marks it
- * free. */
-static inline void pm_tc_link_keyed(void *p, void *next, uint64_t key)
-{
-    *(uintptr_t *)p = pm_link_encode(next, key);
-    ((pm_tc_half *)p)[PM_TC_MARK_HALF] = PM_TC_MARK;
-}
-
-static inline void pm_tc_link(void *p, void *next)
-{
-    pm_tc_link_keyed(p, next, pm_link_secret);
-}
-
-/* Whether the object carries the mark. */
-static inline int pm_tc_carries_mark(const void *p)
-{
-    return ((const pm_tc_half *)p)[PM_TC_MARK_HALF] == PM_TC_MARK;
-}
-
-/* Whether the object may carry the mark: the top byte of its second word. */
-static inline int pm_tc_marked(const void *p)
-{
-    return ((const unsigned char *)p)[2 * sizeof(void *) - 1] == PM_TC_MARK >> 24;
-}
-
 /* The next object's line is fetched now: where objects come back cold
  * (freed by another thread, long ago), the next malloc of the bin would
  * otherwise wait for it to read the link.  The last object's link is
@@ -162,8 +123,8 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
 static inline void pm_tc_push(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
-    if (pm_likely(--t->room >= 0 && !pm_tc_marked(p))) {
-        pm_tc_link_keyed(p, t->head, t->key);
+    if (pm_likely(--t->room >= 0 && !pm_may_carry_mark(p))) {
+        pm_link_marked_keyed(p, t->head, t->key);
         t->head = p;
         return;
     }
@@ -176,7 +137,7 @@ int pm_tc_holds_walk(const void *p, unsigned bin, const char *call);
  * that carries the mark costs a call and a walk. */
 static inline int pm_tc_holds(const void *p, unsigned bin, const char *call)
 {
-    return pm_unlikely(pm_tc_carries_mark(p)) && pm_tc_holds_walk(p, bin, call);
+    return pm_unlikely(pm_carries_mark(p)) && pm_tc_holds_walk(p, bin, call);
 }
 
 /* A per-thread sequence for large-object offsets: a Weyl sequence (n times

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include "chunk_table.h"
 #include "folio.h"
-#include "free_link.h"
+#include "free_object.h"
 #include "purge.h"
 #include "sizeclass.h"
 #include "unit.h"

@@ -278,8 +278,8 @@ int main(void)
     pm_tc_check();
     budgets_bound();
     pm_tc_check();
-    stored_value((void *)((uintptr_t)PM_TC_MARK << 32));
-    stored_value((void *)((uintptr_t)(PM_TC_MARK ^ 1) << 32));
+    stored_value((void *)((uintptr_t)PM_FREE_MARK << 32));
+    stored_value((void *)((uintptr_t)(PM_FREE_MARK ^ 1) << 32));
 
     void *p = pm_malloc(100);
     check_fatal(double_free, p, "free(0x");

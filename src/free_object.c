@@ -1,4 +1,4 @@
-#include "free_link.h"
+#include "free_object.h"
 
 uint64_t pm_link_secret;
 

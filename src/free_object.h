@@ -1,0 +1,188 @@
+/* What a free object holds, at every level: the one place that says
+ * which word of a free object means what.
+ *
+ *   where                             word 0        word 1                word 2
+ *   a thread's list, spare, homeward  next object   upper half: the mark  -
+ *   a batch at a CPU or the global    next object   first object only:    -
+ *   level (a chain of batches)                      the next batch
+ *   a CPU's loose objects             next object   -                     -
+ *   a list folios hand out/take back  next object   -                     -
+ *   a freed large slot                as above      as above              the note
+ *   a freed large object at an        its freed     -                     -
+ *   offset in its slot                mark
+ *   a guarded large object            (the word before it: its guard)
+ *
+ * Free objects in a folio hold nothing: the folio record's bitmap says
+ * they are free.  The object a thread's pop hands out has word 1 cleared,
+ * so a live object never carries the mark unless the program stores it.
+ *
+ * Links.  Every link (word 0, and word 1 of a batch's first object) is
+ * stored encoded: xored with a secret drawn once, before the first link
+ * is written (glibc's Safe-Linking does the same with address bits).
+ * Objects are 16-byte aligned, so a link that decodes to an address that
+ * is not was written by something else: the program, writing to a freed
+ * object or past the end of its neighbour.  Decoding checks this and ends
+ * in pm_fatal naming the call.  The secret's low four bits are
+ * PM_LINK_LOW, not drawn, so that what a check catches does not depend on
+ * the draw: a link overwritten with bytes whose low four bits are not
+ * PM_LINK_LOW's (zeros, 0xff, ASCII letters but 'K' and 'k', pointers)
+ * always fails the check.  The other bits are drawn: without them, an
+ * overwrite cannot aim a link at an address of its choosing.
+ *
+ * Promises: pm_link_init has run before any link is written (the thread
+ * cache calls it when a thread starts); a link read back with
+ * pm_link_next, pm_link_decode or pm_batch_next is the one written, or
+ * the call aborts; pm_large_noted returns the pointer pm_large_note
+ * stored, or the slot itself when the slot's third word holds no note. */
+#ifndef PM_FREE_OBJECT_H
+#define PM_FREE_OBJECT_H
+
+#include <stdint.h>
+#include "layout.h"
+#include "os.h"
+
+/* Odd, so that no aligned pointer or small even number passes, and rare
+ * as the low half of a byte a program writes. */
+#define PM_LINK_LOW 0xbu
+
+#pragma GCC visibility push(hidden)
+extern uint64_t pm_link_secret;
+#pragma GCC visibility pop
+
+/* Draws the secret, once per process. */
+void pm_link_init(void);
+
+/* "primalloc: CALL(P): corrupted free-list link", then abort: p is the
+ * free object whose link failed the check. */
+_Noreturn void pm_link_corrupt(const char *call, const void *p);
+
+static inline uintptr_t pm_link_encode(const void *next, uint64_t key)
+{
+    return (uintptr_t)next ^ key;
+}
+
+/* The link of object p, stored as word, decoded with key. */
+static inline void *pm_link_decode(const void *p, uintptr_t word, uint64_t key, const char *call)
+{
+    uintptr_t next = word ^ key;
+    if (pm_unlikely(next & (PM_ALIGN - 1)))
+        pm_link_corrupt(call, p);
+    return (void *)next;
+}
+
+static inline void pm_link_set(void *p, const void *next)
+{
+    *(uintptr_t *)p = pm_link_encode(next, pm_link_secret);
+}
+
+static inline void *pm_link_next(const void *p, const char *call)
+{
+    return pm_link_decode(p, *(const uintptr_t *)p, pm_link_secret, call);
+}
+
+/* Word 1 of a batch's first object: the next batch of its chain. */
+static inline void pm_batch_set_next(void *batch, const void *next)
+{
+    ((uintptr_t *)batch)[1] = pm_link_encode(next, pm_link_secret);
+}
+
+static inline void *pm_batch_next(const void *batch, const char *call)
+{
+    return pm_link_decode(batch, ((const uintptr_t *)batch)[1], pm_link_secret, call);
+}
+
+/* The mark a free object carries in the upper half of its second word: a
+ * value no program has reason to store, whose top byte no user address,
+ * small integer, double of everyday size or UTF-8 text has.  Half a word
+ * is one store of an immediate where a whole one takes two instructions.
+ * Free reads the top byte alone: one byte always forwards from the store
+ * that last wrote it, where a whole word read after the program wrote part
+ * of it cannot be forwarded and waits for that store to reach the cache. */
+#define PM_FREE_MARK 0xf7e1a5c3u
+
+typedef uint32_t pm_mark_half __attribute__((may_alias));
+#define PM_FREE_MARK_HALF (2 * sizeof(void *) / sizeof(pm_mark_half) - 1)
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the mark's half and its top byte are the second word's last bytes");
+
+/* Links free object p in front of next, encoded with key, and marks it
+ * free. */
+static inline void pm_link_marked_keyed(void *p, void *next, uint64_t key)
+{
+    *(uintptr_t *)p = pm_link_encode(next, key);
+    ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
+}
+
+static inline void pm_link_marked(void *p, void *next)
+{
+    pm_link_marked_keyed(p, next, pm_link_secret);
+}
+
+/* Whether the object carries the mark. */
+static inline int pm_carries_mark(const void *p)
+{
+    return ((const pm_mark_half *)p)[PM_FREE_MARK_HALF] == PM_FREE_MARK;
+}
+
+/* Whether the object may carry the mark: the top byte of its second word. */
+static inline int pm_may_carry_mark(const void *p)
+{
+    return ((const unsigned char *)p)[2 * sizeof(void *) - 1] == PM_FREE_MARK >> 24;
+}
+
+/* The large-object note and guards (large.h says what they catch): the
+ * folios check a freed object's mark when they take its slot back. */
+
+/* The note is the offset plus a value derived from the slot, so that user
+ * data left in a slot freed without a note is not taken for one. */
+static inline uintptr_t pm_large_note_key(const void *slot)
+{
+    return ((uintptr_t)slot * 0x9e3779b97f4a7c15ull) | 1;
+}
+
+/* A freed slot remembers the pointer it was freed by in its third word. */
+static inline void pm_large_note(void *slot, void *p)
+{
+    ((uintptr_t *)slot)[2] = pm_large_note_key(slot) + (uintptr_t)((char *)p - (char *)slot);
+}
+
+static inline void *pm_large_noted(void *slot)
+{
+    uintptr_t offset = ((uintptr_t *)slot)[2] - pm_large_note_key(slot);
+    return offset < PM_PAGE ? (char *)slot + offset : slot;
+}
+
+/* The word before a guarded object (before) or the first word of a freed
+ * one: derived from its address and the link secret, which the program's
+ * data does not hold by chance. */
+static inline uintptr_t pm_large_guard(const void *p, int before)
+{
+    return (uintptr_t)p ^ pm_link_secret ^ (uintptr_t)before;
+}
+
+/* Frees p, the object at slot: aborts, naming call, if p is guarded and
+ * its guard was overwritten (or p is no object's start).  The slot then
+ * notes p, and a guarded p carries its freed mark. */
+static inline void pm_large_release(void *slot, void *p, const char *call)
+{
+    if (p == slot)
+        return;
+    if (pm_unlikely(((uintptr_t *)p)[-1] != pm_large_guard(p, 1)))
+        pm_fatal(call, p, "memory before the object overwritten, or a pointer inside it");
+    pm_large_note(slot, p);
+    *(uintptr_t *)p = pm_large_guard(p, 0);
+}
+
+/* A freed slot leaving a list, handed out again or taken back by its
+ * folio: the object it was last freed by at an offset must still carry
+ * its freed mark, or the call aborts; the note goes, so that no later life
+ * of the slot (or of its memory in another bin) finds it. */
+static inline void pm_large_settle(void *slot, const char *call)
+{
+    void *old = pm_large_noted(slot);
+    if (old != slot && pm_unlikely(*(uintptr_t *)old != pm_large_guard(old, 0)))
+        pm_fatal(call, old, "large object written after it was freed");
+    ((uintptr_t *)slot)[2] = 0;
+}
+
+#endif
