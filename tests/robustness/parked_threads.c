@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include "check.h"
 
 static pthread_barrier_t parked, release;
@@ -31,20 +30,6 @@ static void *work_then_park(void *arg)
     return 0;
 }
 
-static long resident_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    CHECK(f);
-    char line[256];
-    long kib = -1;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            kib = atol(line + 6);
-    fclose(f);
-    CHECK(kib > 0);
-    return kib;
-}
-
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
@@ -60,7 +45,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n; i++)
         CHECK(!pthread_create(&threads[i], &attr, work_then_park, 0));
     pthread_barrier_wait(&parked);
-    printf("%ld\n", resident_kib());
+    printf("%zu\n", rss_bytes() / KiB);
     fflush(stdout);
     pthread_barrier_wait(&release);
     for (unsigned i = 0; i < n; i++)
