@@ -14,7 +14,7 @@ struct chain {
 
 /* Byte budgets shared by all bins, so that a flow through many bins
  * (objects freed by another thread than allocated them) parks a bounded
- * amount, not 2 MiB a bin. */
+ * amount, not two CPU lists a bin. */
 #define CPU_BUDGET ((long)PM_CPU_BUDGET)
 
 /* carved: bytes the CPU carved rather than take back (takes_back). */
@@ -54,7 +54,7 @@ struct global_bin {
 } __attribute__((aligned(64)));
 
 static struct global_bin globals[PM_NBINS];
-/* Apart from the 2.6 KiB chains they guard, for fork (folio.c says why). */
+/* Apart from the chains they guard, for fork (folio.c says why). */
 static pm_line_lock global_locks[PM_NBINS];
 
 static pm_lock *global_lock(unsigned bin)
@@ -398,8 +398,8 @@ void pm_cache_put(unsigned bin, void *batch, int cpu)
         /* No room (both chains full, or the CPU over its budget): the older
          * chain moves down whole.  Where the global level has no room
          * either, the batch goes to its folios instead, while its objects
-         * are still in this CPU's cache: walking a cold 1 MiB chain would
-         * miss on every object. */
+         * are still in this CPU's cache: walking the older chain, cold by
+         * now, would miss on every object. */
         struct chain *old = c->full.first ? &c->full : &c->cur;
         if (!old->first || !to_global(bin, *old, cpu_of(c))) {
             cpu_unlock(c);

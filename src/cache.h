@@ -1,7 +1,8 @@
 /* The shared cache levels of each bin (supermalloc-ismm2015.txt section 8):
- * per CPU, two chains of about 1 MiB; globally, up to 2P such chains, each
- * going back first to the CPU that handed it down.  Byte budgets over all
- * bins bound what they hold: PM_CPU_BUDGET a CPU, P times that globally.
+ * per CPU, two chains of about PM_CPU_LIST_BYTES; globally, up to 2P such
+ * chains, each going back first to the CPU that handed it down.  Byte
+ * budgets over all bins bound what they hold: PM_CPU_BUDGET a CPU, P times
+ * that globally.
  * What threads that exit leave stays on their CPU, for the threads that
  * run there next.  A CPU whose levels are empty takes a whole chain from
  * another CPU before the folios are asked, unless that CPU has just taken

@@ -1,4 +1,4 @@
-/* The supply of chunks: runs of whole, 2 MiB-aligned chunks for the bins
+/* The supply of chunks: runs of whole, PM_CHUNK-aligned chunks for the bins
  * (one chunk at a time) and for huge objects (one run each), and the pool
  * of free runs they give back, shared by every size class.
  *
@@ -19,7 +19,8 @@
  * the history of size classes.
  *
  * New address space comes in reservations that grow with what is mapped
- * (a quarter of it, from 4 to 64 MiB), so a small program maps little.
+ * (a quarter of it, from RESERVE_MIN to RESERVE_MAX in chunk_pool.c), so a
+ * small program maps little.
  * A reservation joins the pool as a free run with nothing committed.
  *
  * Every chunk of a reservation is, at any time, in exactly one of: a bin
@@ -54,9 +55,9 @@ void *pm_pool_move(void *base, size_t chunks, size_t grown, uint32_t tag, uint32
  * bytes may hold committed pages (counted as pooled from now on). */
 void pm_pool_put(void *base, size_t chunks, size_t dirty);
 
-/* Unmaps up to 8 MiB from the end of the free run that has been free
- * longest, if it came back before `before` (ms, pm_os_now_ms), or whatever
- * its age when force.  1 if it unmapped any. */
+/* Unmaps up to PURGE_CHUNKS chunks (chunk_pool.c) from the end of the
+ * free run that has been free longest, if it came back before `before`
+ * (ms, pm_os_now_ms), or whatever its age when force.  1 if it unmapped any. */
 int pm_pool_purge_one(uint32_t before, int force);
 
 /* Chunks mapped (now, and at most so far), chunks and runs in the pool,

@@ -15,8 +15,9 @@
  * maps form one array in .bss, the window, which free's fast path indexes
  * directly (one subtraction, one compare, one load, as a flat table);
  * spans outside it get a leaf of their own, mapped when first needed.  The
- * table costs 1.1 MiB of address space at start and 64 KiB for each span
- * outside the window that holds primalloc's memory.
+ * table costs the top level and the window's leaves of address space at
+ * start, and one leaf for each span outside the window that holds
+ * primalloc's memory.
  *
  * Promises: an entry reads 0 until pm_chunk_set writes it; leaves are
  * never freed, so an entry pointer stays valid for the life of the
