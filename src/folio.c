@@ -273,11 +273,7 @@ static void to_pool(const struct leaving *l)
 }
 
 /* Uncommits the oldest dirty folio of bin if it became empty before
- * `before` (at any time when force), or its whole chunk if no folio of it
- * holds objects: the chunk leaves the bin and goes back clean.  A chunk
- * may be backed by a huge page, which uncommitting one folio of splits,
- * so that the chunk's next owner faults its pages in one by one; a whole
- * chunk's huge page goes back whole.  Returns 1 if it uncommitted any. */
+ * `before` (at any time when force).  Returns 1 if it did. */
 static int purge_bin(unsigned bin, uint32_t before, int force)
 {
     const struct pm_bin *b = &pm_bins[bin];
@@ -288,16 +284,9 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
         pm_lock_drop(bin_lock(bin));
         return 0;
     }
-    struct pm_chunk_header *c = chunk_of(f);
-    struct leaving l;
-    if (leave_bin(s, b, c, 1, &l)) {
-        pm_lock_drop(bin_lock(bin));
-        pm_os_uncommit(c, PM_CHUNK);
-        pm_pool_put(c, 1, 0);
-        return 1;
-    }
     dirty_unlink(s, f);
     bin_dirty(s, -(long)b->folio_bytes);
+    struct pm_chunk_header *c = chunk_of(f);
     c->purging++;
     pm_lock_drop(bin_lock(bin));
     /* TAKEN: on no list, so no one touches it while its pages go back. */
@@ -306,6 +295,7 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
     pm_lock_take(bin_lock(bin));
     push(&s->clean, f, CLEAN);
     c->purging--;
+    struct leaving l;
     int left = leave_bin(s, b, c, 1, &l);
     pm_lock_drop(bin_lock(bin));
     if (left)
