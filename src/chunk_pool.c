@@ -37,9 +37,15 @@ _Static_assert(sizeof(struct free_run) == 64, "a record is one line");
 #define EXACT 32
 #define CLASSES 64
 
+/* Runs that may hold committed pages (dirty count above 0) and runs that
+ * read as zero are filed apart and never coalesced with each other:
+ * takers get a committed run first, whose pages cost no fault and no
+ * zeroing, and a clean run only when no committed one fits. */
+enum { CLEAN, COMMITTED, KINDS };
+
 static pm_lock lock;
-static struct free_run *lists[CLASSES];
-static uint64_t nonempty;                  /* bit c: lists[c] has a run */
+static struct free_run *lists[KINDS][CLASSES];
+static uint64_t nonempty[KINDS];           /* bit c: lists[k][c] has a run */
 static struct free_run *oldest, *newest;   /* the age list */
 static size_t mapped_chunks, peak_chunks, free_chunks, nruns;
 static struct free_run *blocks[MAX_BLOCKS]; /* record n + 1 is blocks[n / PER_BLOCK][n % PER_BLOCK] */
@@ -89,15 +95,20 @@ static void drop_record(struct free_run *r)
     spare = r;
 }
 
+static unsigned kind_of(const struct free_run *r)
+{
+    return r->dirty ? COMMITTED : CLEAN;
+}
+
 static void link_run(struct free_run *r)
 {
-    unsigned c = class_of(r->chunks);
+    unsigned c = class_of(r->chunks), k = kind_of(r);
     r->prev = 0;
-    r->next = lists[c];
+    r->next = lists[k][c];
     if (r->next)
         r->next->prev = r;
-    lists[c] = r;
-    nonempty |= 1ull << c;
+    lists[k][c] = r;
+    nonempty[k] |= 1ull << c;
     r->older = newest;
     r->newer = 0;
     if (newest)
@@ -112,11 +123,11 @@ static void link_run(struct free_run *r)
 
 static void unlink_run(struct free_run *r)
 {
-    unsigned c = class_of(r->chunks);
+    unsigned c = class_of(r->chunks), k = kind_of(r);
     if (r->prev)
         r->prev->next = r->next;
-    else if (!(lists[c] = r->next))
-        nonempty &= ~(1ull << c);
+    else if (!(lists[k][c] = r->next))
+        nonempty[k] &= ~(1ull << c);
     if (r->next)
         r->next->prev = r->prev;
     if (r->older)
@@ -159,6 +170,14 @@ static struct free_run *run_at(const struct pm_chunk_entry *e)
     return v.tag == PM_TAG_FREE && v.link ? record(v.link) : 0;
 }
 
+/* The free run whose boundary entry is e, if a run counted `dirty` joins
+ * it: both committed or both clean. */
+static struct free_run *joinable(const struct pm_chunk_entry *e, size_t dirty)
+{
+    struct free_run *r = run_at(e);
+    return r && !r->dirty == !dirty ? r : 0;
+}
+
 static void forget_locked(uintptr_t base, size_t chunks);
 
 /* With the lock held: files [base, base + chunks) as free, coalesced with
@@ -170,14 +189,14 @@ static void put_locked(uintptr_t base, size_t chunks, size_t dirty)
     /* The run's own chunks read "free" at once; its interior stays so. */
     pm_chunk_set(start, chunks * PM_CHUNK, PM_TAG_FREE, 0);
     struct free_run *keep = 0, *r;
-    if ((r = run_at(start ? pm_chunk_entry_of(start - 1) : 0))) {
+    if ((r = joinable(start ? pm_chunk_entry_of(start - 1) : 0, dirty))) {
         unlink_run(r);
         pm_chunk_set(start - PM_CHUNK, PM_CHUNK, PM_TAG_FREE, 0);
         start = addr(r);
         dirty += r->dirty;
         keep = r;
     }
-    if ((r = run_at(pm_chunk_entry_of(end)))) {
+    if ((r = joinable(pm_chunk_entry_of(end), dirty))) {
         unlink_run(r);
         pm_chunk_set(end, PM_CHUNK, PM_TAG_FREE, 0);
         end += r->chunks * PM_CHUNK;
@@ -202,18 +221,24 @@ void pm_pool_put(void *base, size_t chunks, size_t dirty)
     pm_lock_drop(&lock);
 }
 
-/* The newest run of the best-fitting class that holds `chunks`. */
-static struct free_run *best_fit(size_t chunks)
+/* The newest run of kind k of the best-fitting class that holds `chunks`. */
+static struct free_run *best_fit_of(unsigned k, size_t chunks)
 {
     unsigned c = class_of(chunks);
     if (c >= EXACT)
-        for (struct free_run *r = lists[c]; r; r = r->next)
+        for (struct free_run *r = lists[k][c]; r; r = r->next)
             if (r->chunks >= chunks)
                 return r;
-    uint64_t above = nonempty >> c << c;
+    uint64_t above = nonempty[k] >> c << c;
     if (c >= EXACT)
         above &= ~(1ull << c);
-    return above ? lists[__builtin_ctzll(above)] : 0;
+    return above ? lists[k][__builtin_ctzll(above)] : 0;
+}
+
+static struct free_run *best_fit(size_t chunks)
+{
+    struct free_run *r = best_fit_of(COMMITTED, chunks);
+    return r ? r : best_fit_of(CLEAN, chunks);
 }
 
 /* Cuts [s, s + chunks) out of free run r (unlinked); what lies before and
@@ -389,7 +414,7 @@ void pm_pool_check(void)
         uintptr_t base = addr(r), last = base + (r->chunks - 1) * PM_CHUNK;
         if (r->older != prev)
             pm_fatal("pool check", (void *)base, "age list broken");
-        if (!(nonempty >> class_of(r->chunks) & 1))
+        if (!(nonempty[kind_of(r)] >> class_of(r->chunks) & 1))
             pm_fatal("pool check", (void *)base, "run filed in the wrong class");
         if (r->dirty > r->chunks * PM_CHUNK)
             pm_fatal("pool check", (void *)base, "more dirty bytes than the run holds");
@@ -398,14 +423,16 @@ void pm_pool_check(void)
         for (uintptr_t a = base + PM_CHUNK; a < last; a += PM_CHUNK)
             if (pm_chunk_at(a)->tag != PM_TAG_FREE || pm_chunk_at(a)->link)
                 pm_fatal("pool check", (void *)a, "interior chunk not marked free");
-        if (run_at(base ? pm_chunk_entry_of(base - 1) : 0) || run_at(pm_chunk_entry_of(last + PM_CHUNK)))
-            pm_fatal("pool check", r, "free neighbours not coalesced");
+        if (joinable(base ? pm_chunk_entry_of(base - 1) : 0, r->dirty) ||
+            joinable(pm_chunk_entry_of(last + PM_CHUNK), r->dirty))
+            pm_fatal("pool check", r, "free neighbours of one kind not coalesced");
         chunks += r->chunks;
         runs++;
     }
-    for (unsigned c = 0; c < CLASSES; c++)
-        if (!lists[c] != !(nonempty >> c & 1))
-            pm_fatal("pool check", lists[c], "class bitmap disagrees with its list");
+    for (unsigned k = 0; k < KINDS; k++)
+        for (unsigned c = 0; c < CLASSES; c++)
+            if (!lists[k][c] != !(nonempty[k] >> c & 1))
+                pm_fatal("pool check", lists[k][c], "class bitmap disagrees with its list");
     if (chunks != free_chunks || runs != nruns || free_chunks > mapped_chunks)
         pm_fatal("pool check", 0, "counts disagree with the runs");
     pm_lock_drop(&lock);
