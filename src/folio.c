@@ -175,10 +175,11 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         PM_ASSERT(!c || c->used + c->purging == c->carved);
         if (c)
             c->wild = 0;
-        /* A bin that already fills DENSE_CHUNKS is dense enough that a
-         * new chunk is worth one huge page (one fault, one TLB entry);
-         * a sparser one would commit 2 MiB for a few objects. */
-        pm_os_hugepage(fresh, PM_CHUNK, s->chunks >= DENSE_CHUNKS);
+        /* A bin whose objects not free fill DENSE_CHUNKS chunks is dense
+         * enough that a new chunk is worth one huge page (one fault, one
+         * TLB entry); a sparser one, however many chunks it holds, would
+         * commit 2 MiB for a few objects. */
+        pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * ((size_t)b->folios_per_chunk << b->folio_log));
         *wild = c = fresh;
         c->carved = c->used = c->purging = 0;
         c->wild = 1;
