@@ -1,6 +1,8 @@
 /* Single-thread fast-path cost: `pairs` malloc+free pairs of one size, or
- * of sizes from a mixed distribution (size=0).  The object is written and
- * read back so neither call can be skipped.  Run under callgrind with N
+ * of sizes from a mixed distribution (size=0).  With window=W (a power
+ * of two), each pair frees the object the pair W before allocated, so W
+ * objects are live between pairs.  The
+ * object is written and read back so neither call can be skipped.  Run under callgrind with N
  * and 2N pairs, the difference divided by N is the instructions per pair
  * (bench/harness.py does this); baseline=1 does the same loop on a static
  * buffer without malloc or free, to count the loop's own instructions. */
@@ -10,18 +12,22 @@
 
 #define TABLE 1024
 #define MAX (1 << 20)
+#define MAX_WINDOW 4096
 
 int main(int argc, char **argv)
 {
-    args_init(argc, argv, "size=64 (0: mixed) pairs=10000000 baseline=0");
+    args_init(argc, argv, "size=64 (0: mixed) pairs=10000000 window=1 baseline=0");
     long size = arg_long("size", 64);
     long pairs = arg_long("pairs", 10000000);
+    long window = arg_long("window", 1);
     bool baseline = arg_long("baseline", 0);
     args_done();
-    if (size < 0 || size > MAX || pairs < 1) {
-        fprintf(stderr, "need 0 <= size <= %d, pairs >= 1\n", MAX);
+    if (size < 0 || size > MAX || pairs < 1 || window < 1 || window > MAX_WINDOW ||
+        (window & (window - 1))) {
+        fprintf(stderr, "need 0 <= size <= %d, pairs >= 1, a power of two window <= %d\n", MAX, MAX_WINDOW);
         return 2;
     }
+    static unsigned char *live[MAX_WINDOW];
     static _Alignas(16) unsigned char buffer[MAX];
     /* Mixed: mostly small, a tail to 16 KiB (the exponent is geometric). */
     uint32_t sizes[TABLE];
@@ -48,9 +54,14 @@ int main(int argc, char **argv)
         p[s - 1] = (unsigned char)(i >> 8);
         sum += *(volatile unsigned char *)&p[0] + *(volatile unsigned char *)&p[s - 1];
         want += (unsigned char)i + (unsigned char)(i >> 8);
+        unsigned char **slot = &live[i & (window - 1)];
         if (!baseline)
-            free(p);
+            free(*slot);
+        *slot = p;
     }
+    if (!baseline)
+        for (long i = 0; i < window; i++)
+            free(live[i]);
     double secs = (double)(now_ns() - t0) / 1e9;
 
     if (sum != want)

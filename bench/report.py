@@ -258,7 +258,8 @@ def write(outdir, mode, runs, cells, allocs, missing, results, callgrind, baseli
                "includes the clock read)", "", lat]
     if callgrind:
         md += ["## Instructions per malloc+free pair (callgrind, single thread)", "",
-               "Counted by valgrind --tool=callgrind for N and 2N pairs of microbench: "
+               "Counted by valgrind --tool=callgrind for N and 2N pairs of microbench "
+               "(with its window of live objects, as in the microbench cells): "
                "(count(2N) - count(N)) / N, less the same for the loop without malloc and "
                "free (its last row, already subtracted).", "",
                callgrind_table(allocs, callgrind, baseline)]
