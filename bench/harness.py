@@ -9,6 +9,7 @@ UNIT", "check ok" or "check FAILED ...")."""
 import argparse
 import csv
 import os
+import random
 import re
 import shutil
 import signal
@@ -320,9 +321,16 @@ def main():
     print("%s mode: %d cells x %d allocators x %d runs, plus %d callgrind runs" % (
         mode, len(cells), len(present), runs, cg_runs), flush=True)
     for cell in cells:
-        # Allocators alternate run by run, so drift hits them all alike.
+        # Allocators alternate run by run, so drift hits them all alike,
+        # in an order shuffled for each run (the same in every make bench):
+        # a run right after one that touched much memory can wait for the
+        # kernel (or the hypervisor under it) to supply pages again, and
+        # in a fixed or rotated order one allocator always follows the
+        # same one.
         for run in range(runs):
-            for name, lib in present:
+            order = list(present)
+            random.Random(run).shuffle(order)
+            for name, lib in order:
                 r = run_once(*launch(cell.command(mode, build), cell.workload.env, lib,
                                      cell.workload.script), timeout)
                 r.update(cell=cell, allocator=name, run=run)
