@@ -1,9 +1,9 @@
 /* Single-thread fast-path cost: `pairs` malloc+free pairs of one size, or
- * of sizes from a mixed distribution (size=0).  With window=W (a power
- * of two), each pair frees the object the pair W before allocated, so W
- * objects are live between pairs.  The
- * object is written and read back so neither call can be skipped.  Run under callgrind with N
- * and 2N pairs, the difference divided by N is the instructions per pair
+ * of sizes from a mixed distribution (size=0).  With window=W (a power of
+ * two), each pair frees the object the pair W before allocated, so W
+ * objects are live between pairs.  The object is written and read back so
+ * neither call can be skipped.  Run under callgrind with N and 2N pairs,
+ * the difference divided by N is the instructions per pair
  * (bench/harness.py does this); baseline=1 does the same loop on a static
  * buffer without malloc or free, to count the loop's own instructions. */
 #include "common.h"
@@ -24,7 +24,8 @@ int main(int argc, char **argv)
     args_done();
     if (size < 0 || size > MAX || pairs < 1 || window < 1 || window > MAX_WINDOW ||
         (window & (window - 1))) {
-        fprintf(stderr, "need 0 <= size <= %d, pairs >= 1, a power of two window <= %d\n", MAX, MAX_WINDOW);
+        fprintf(stderr, "need 0 <= size <= %d, pairs >= 1, a power of two window <= %d\n", MAX,
+                MAX_WINDOW);
         return 2;
     }
     static unsigned char *live[MAX_WINDOW];
