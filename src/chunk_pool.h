@@ -5,8 +5,8 @@
  * A free run is coalesced with its free neighbours when it comes back
  * (the chunk table names its record on its first and last chunk, as
  * boundary tags; records live apart, so a free run's pages are never
- * touched), and kept with whatever pages it has committed, so the next taker reuses them without page
- * faults.  Runs that may hold committed pages and runs that read as zero
+ * touched), and kept with whatever pages it has committed, so the next
+ * taker reuses them without page faults.  Runs that may hold committed pages and runs that read as zero
  * are kept apart, never coalesced with each other, and takers get the
  * best fit among the first, newest first, from the front of a run, and
  * among the second only when none fits: a committed page is reused before

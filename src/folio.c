@@ -179,7 +179,8 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
          * enough that a new chunk is worth one huge page (one fault, one
          * TLB entry); a sparser one, however many chunks it holds, would
          * commit 2 MiB for a few objects. */
-        pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * ((size_t)b->folios_per_chunk << b->folio_log));
+        size_t per_chunk = (size_t)b->folios_per_chunk << b->folio_log;
+        pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * per_chunk);
         *wild = c = fresh;
         c->carved = c->used = c->purging = 0;
         c->wild = 1;
