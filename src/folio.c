@@ -64,7 +64,7 @@ struct pm_bin_state {
 static struct pm_bin_state bins[PM_NBINS];
 
 /* The bins' locks lie together, one a line, not at the head of each bin's
- * 4 KiB state: fork holds every lock, and the first write to a page after
+ * state, which spans a page: fork holds every lock, and the first write to a page after
  * fork copies it in parent and child alike, each copy a fault and a TLB
  * shootdown: with every lock on a page of its own, a fork would copy a
  * page a lock. */
@@ -178,7 +178,7 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         /* A bin whose objects not free fill DENSE_CHUNKS chunks is dense
          * enough that a new chunk is worth one huge page (one fault, one
          * TLB entry); a sparser one, however many chunks it holds, would
-         * commit 2 MiB for a few objects. */
+         * commit a whole chunk for a few objects. */
         size_t per_chunk = (size_t)b->folios_per_chunk << b->folio_log;
         pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * per_chunk);
         *wild = c = fresh;

@@ -19,10 +19,10 @@ static size_t chunks_of(size_t pages)
     return (pages * PM_PAGE + PM_CHUNK - 1) >> PM_CHUNK_SHIFT;
 }
 
-/* How far an object of `pages` may be committed.  Its whole 2 MiB pages
- * may be huge pages, and uncommitting part of one splits it (section 6):
- * so its tail is given back from the next 2 MiB boundary on; that slack,
- * under 2 MiB an object, is not counted by the footprint rule. */
+/* How far an object of `pages` may be committed.  Its whole chunks may be
+ * huge pages, and uncommitting part of one splits it (section 6): so its
+ * tail is given back from the next chunk boundary on; that slack, under a
+ * chunk an object, is not counted by the footprint rule. */
 static size_t committed_end(size_t pages)
 {
     size_t bytes = pages * PM_PAGE;
@@ -48,7 +48,7 @@ static void account(long pages)
  * most a chunk committed past the object, under a third of it. */
 #define TAIL_HUGE_CHUNKS 4
 
-/* The object's whole 2 MiB pages may be huge pages, and so may its last
+/* The object's whole chunks may be huge pages, and so may its last
  * fraction if the object is big; the rest of the run keeps small ones,
  * whatever an earlier owner of the range chose. */
 static void choose_page_size(char *base, size_t pages, size_t chunks)

@@ -1,7 +1,7 @@
 /* Huge objects: each a run of whole chunks from the chunk pool, as many as
  * hold the request (supermalloc-ismm2015.txt section 6, with the shared
  * pool in place of its power-of-two free lists).  Only the pages asked for
- * are touched; an object's whole 2 MiB pages may be huge pages, its last
+ * are touched; an object's whole chunks may be huge pages, its last
  * fraction keeps small ones.  A freed run goes back to the pool with its
  * committed pages, for the next taker of any kind.
  *

@@ -32,8 +32,8 @@ static long batch_bytes(unsigned bin)
 }
 
 /* Budgets (thread_cache.h).  Every thread has PM_TC_OWN_BUDGET, room for
- * the lists of a few bins at a time and for a list of any bin up to
- * 64 KiB; a thread whose lists need more doubles its budget, taking the
+ * the lists of a few bins at a time and for a list of any bin that fits
+ * in it; a thread whose lists need more doubles its budget, taking the
  * difference from what is left of PM_TC_SHARED_BUDGET, up to
  * PM_TC_MAX_BUDGET, and gives it back when it exits.  When neither its own
  * nor the shared budget has room, the thread returns all it holds to the
