@@ -157,17 +157,24 @@ int pm_os_env_on(const char *name)
     return v && v[0] == '1' && !v[1];
 }
 
+/* The number s spells in decimal digits alone, if it is at most `most`;
+ * otherwise (empty, another character, or too big) most + 1. */
+static uint64_t decimal(const char *s, uint32_t most)
+{
+    uint64_t n = 0;
+    if (!*s)
+        return (uint64_t)most + 1;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9' || (n = n * 10 + (uint64_t)(*s - '0')) > most)
+            return (uint64_t)most + 1;
+    return n;
+}
+
 uint32_t pm_os_env_number(const char *name)
 {
-    const char *v = getenv(name);
-    uint64_t n = 0;
-    if (!v || !*v)
-        return 0;
-    for (; *v; v++) {
-        if (*v < '0' || *v > '9' || (n = n * 10 + (uint64_t)(*v - '0')) > UINT32_MAX)
-            return 0;
-    }
-    return (uint32_t)n;
+    const char *v = pm_os_env(name);
+    uint64_t n = v ? decimal(v, UINT32_MAX) : 0;
+    return n <= UINT32_MAX ? (uint32_t)n : 0;
 }
 
 void pm_os_protect_none(void *p, size_t size)
@@ -425,10 +432,8 @@ const char *pm_os_env(const char *name)
 int pm_os_signal_number(const char *name)
 {
     if (name[0] >= '0' && name[0] <= '9') {
-        int sig = 0;
-        for (; *name >= '0' && *name <= '9' && sig < NSIG; name++)
-            sig = sig * 10 + (*name - '0');
-        return !*name && sig < NSIG ? sig : 0;
+        uint64_t sig = decimal(name, NSIG - 1);
+        return sig < NSIG ? (int)sig : 0;
     }
     if (!strncmp(name, "SIG", 3))
         name += 3;

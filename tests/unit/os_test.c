@@ -1,0 +1,50 @@
+/* The platform layer's parsers of what the environment says: numbers and
+ * signal names or numbers, with everything that is not one read as 0. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "os.h"
+#include "unit.h"
+
+static uint32_t env_number(const char *value)
+{
+    CHECK(setenv("PM_OS_TEST_NUMBER", value, 1) == 0);
+    return pm_os_env_number("PM_OS_TEST_NUMBER");
+}
+
+static void test_env_number(void)
+{
+    CHECK(unsetenv("PM_OS_TEST_NUMBER") == 0);
+    CHECK(pm_os_env_number("PM_OS_TEST_NUMBER") == 0);
+    CHECK(env_number("") == 0);
+    CHECK(env_number("0") == 0);
+    CHECK(env_number("7") == 7);
+    CHECK(env_number("1000") == 1000);
+    CHECK(env_number("4294967295") == UINT32_MAX);
+    CHECK(env_number("4294967296") == 0);
+    CHECK(env_number("99999999999999999999") == 0);
+    CHECK(env_number("12x") == 0);
+    CHECK(env_number("-1") == 0);
+    CHECK(env_number(" 5") == 0);
+}
+
+static void test_signal_number(void)
+{
+    CHECK(pm_os_signal_number("10") == 10);
+    CHECK(pm_os_signal_number("USR1") == SIGUSR1);
+    CHECK(pm_os_signal_number("SIGUSR2") == SIGUSR2);
+    CHECK(pm_os_signal_number("0") == 0);
+    CHECK(pm_os_signal_number("64") == (64 < NSIG ? 64 : 0));
+    CHECK(pm_os_signal_number("65") == 0);
+    CHECK(pm_os_signal_number("999") == 0);
+    CHECK(pm_os_signal_number("1x") == 0);
+    CHECK(pm_os_signal_number("SIGNOPE") == 0);
+}
+
+int main(void)
+{
+    test_env_number();
+    test_signal_number();
+    printf("os: parsers ok\n");
+    return 0;
+}
