@@ -77,6 +77,28 @@ int main(void)
     owned -= 2;
     census();
 
+    /* A committed run is taken before a clean one, newer or not, and the
+     * two are not joined: a clean chunk next to a committed one would
+     * otherwise be handed out as committed, and the committed one later. */
+    char *clean = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    char *used = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    owned += 2;
+    memset(used, 5, PM_PAGE);
+    pm_pool_put(used, 1, PM_PAGE);
+    pm_pool_put(clean, 1, 0);
+    owned -= 2;
+    census();
+    char *again = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    CHECK(again == used && dirty == PM_PAGE && again[0] == 5);
+    char *next = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    CHECK(dirty == 0);
+    owned += 2;
+    census();
+    pm_pool_put(again, 1, PM_PAGE);
+    pm_pool_put(next, 1, 0);
+    owned -= 2;
+    census();
+
     /* Alignment beyond a chunk. */
     char *big = pm_pool_take(2, 8 * PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
     owned += 2;
