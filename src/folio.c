@@ -367,18 +367,22 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     if (grew)
         pm_fp_want_settle();
 
-    void *head = 0, *last = 0;
-    for (unsigned c = 0; c < nclaims; c++)
+    /* Each object's link is written once the next object is known; the
+     * word `first` stands in for the link to the head.  Key and size are
+     * locals, which the stores into objects cannot alias. */
+    uint64_t key = pm_link_secret;
+    size_t size = b->size;
+    uintptr_t first = pm_link_encode(0, key), *link = &first;
+    for (unsigned c = 0; c < nclaims; c++) {
+        char *base = claims[c].base;
         for (uint64_t m = claims[c].mask; m; m &= m - 1) {
-            void *obj = claims[c].base + (size_t)__builtin_ctzll(m) * b->size;
-            if (last)
-                pm_link_set(last, obj);
-            else
-                head = obj;
-            last = obj;
+            char *obj = base + (size_t)__builtin_ctzll(m) * size;
+            *link = pm_link_encode(obj, key);
+            link = (uintptr_t *)obj;
         }
-    if (last)
-        pm_link_set(last, 0);
+    }
+    *link = pm_link_encode(0, key);
+    void *head = pm_link_next(&first, "malloc");
     *got = want - need;
     return head;
 }
@@ -388,28 +392,25 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
 struct freeing {
     void *p;
     struct pm_folio *f;
-    uint64_t mask;
-    unsigned word;
+    uint32_t bit; /* the object's number in f */
 };
 
 static struct freeing locate_free(const struct pm_bin *b, void *p, const char *call)
 {
     struct pm_chunk_header *c = chunk_of(p);
-    uint32_t rel = (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START;
-    if (pm_unlikely(!pm_is_object(b, rel)))
+    uint32_t idx = pm_object_index(b, (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START);
+    if (pm_unlikely(idx >= b->objs_per_chunk))
         pm_fatal(call, p, "pointer inside an object, not at its start");
-    uint32_t idx = pm_div_size(b, rel);
-    unsigned bit = idx & ((1u << b->folio_log) - 1);
-    return (struct freeing){p, &c->folios[idx >> b->folio_log], 1ull << (bit % 64), bit / 64};
+    return (struct freeing){p, &c->folios[idx >> b->folio_log], idx & ((1u << b->folio_log) - 1)};
 }
 
 /* Marks the object free in its folio, with the bin lock held. */
 static void mark_free(const struct pm_bin *b, const struct freeing *x, const char *call)
 {
-    uint64_t *w = &x->f->free_bits[x->word];
-    if (pm_unlikely(*w & x->mask))
+    uint64_t *w = &x->f->free_bits[x->bit / 64], mask = 1ull << (x->bit % 64);
+    if (pm_unlikely(*w & mask))
         pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(x->p) : x->p, "double free");
-    *w |= x->mask;
+    *w |= mask;
 }
 
 /* n objects of f were marked free: one move to the list of its new count
@@ -438,31 +439,32 @@ static int settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct p
 
 void pm_folio_free_list(unsigned bin, void *head, const char *call)
 {
-    const struct pm_bin *b = &pm_bins[bin];
+    /* A copy, which the stores into folio records cannot alias. */
+    const struct pm_bin copy = pm_bins[bin], *b = &copy;
     struct pm_bin_state *s = &bins[bin];
     uint32_t now = pm_os_now_ms();
     pm_count_bin(bin, PM_EV_folio_frees);
     while (head) {
-        /* Gather a group and prefetch its folio records before locking. */
-        struct freeing group[FREE_GROUP];
+        /* Gather a group before locking: the objects' links are read
+         * outside the critical section. */
+        void *group[FREE_GROUP];
         unsigned n = 0;
-        for (; head && n < FREE_GROUP; head = pm_link_next(head, call)) {
-            group[n] = locate_free(b, head, call);
-            __builtin_prefetch(group[n++].f, 1);
-        }
+        for (; head && n < FREE_GROUP; head = pm_link_next(head, call))
+            group[n++] = head;
         __builtin_prefetch(s, 1);
         pm_lock_take(bin_lock(bin));
         struct pm_folio *run = 0;
         unsigned in_run = 0, nleft = 0;
         struct leaving left[FREE_GROUP];
         for (unsigned i = 0; i < n; i++) {
-            mark_free(b, &group[i], call);
+            struct freeing x = locate_free(b, group[i], call);
+            mark_free(b, &x, call);
             if (b->kind == PM_LARGE)
-                pm_large_settle(group[i].p, call);
-            if (group[i].f != run) {
+                pm_large_settle(x.p, call);
+            if (x.f != run) {
                 if (run)
                     nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
-                run = group[i].f;
+                run = x.f;
                 in_run = 0;
             }
             in_run++;

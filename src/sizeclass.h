@@ -8,7 +8,7 @@
  * object of a bin starts at chunk + PM_DATA_START + i * size and is
  * aligned to 1 << align_log (at least 16); pm_div_size() divides any chunk
  * offset by a bin's size exactly; pm_is_object() tells exactly whether an
- * offset starts an object. */
+ * offset starts an object and pm_object_index() which one it starts. */
 #ifndef PM_SIZECLASS_H
 #define PM_SIZECLASS_H
 
@@ -55,14 +55,21 @@ static inline uint32_t pm_div_size(const struct pm_bin *b, uint32_t x)
     return (uint32_t)(((uint64_t)x * b->magic) >> b->shift);
 }
 
-/* Whether rel, an offset from a chunk's data start, is where an object of
- * bin b starts: one multiply and a rotation do the bounds and the
- * divisibility test (tools/gen_sizeclasses.c, find_inverse, says why). */
-static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
+/* The number of the object of bin b that starts at rel, an offset from a
+ * chunk's data start; objs_per_chunk or more when no object starts there.
+ * One multiply and a rotation do the bounds and the divisibility test: for
+ * a multiple of size the product is the quotient shifted left by size_tz
+ * (tools/gen_sizeclasses.c, find_inverse, says why). */
+static inline uint32_t pm_object_index(const struct pm_bin *b, uint32_t rel)
 {
     uint32_t x = rel * b->inverse;
     unsigned k = b->size_tz;
-    return (x >> k | x << ((32 - k) & 31)) < b->objs_per_chunk;
+    return x >> k | x << ((32 - k) & 31);
+}
+
+static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
+{
+    return pm_object_index(b, rel) < b->objs_per_chunk;
 }
 
 #endif

@@ -119,7 +119,8 @@ static void find_inverse(struct bin *b)
     for (uint64_t a = 0; a < PM_CHUNK; a++) {
         uint32_t rel = (uint32_t)a - PM_DATA_START;
         int object = rel < b->objs_per_chunk * b->size && rel % b->size == 0;
-        if ((rotr32(rel * inv, (unsigned)b->size_tz) < b->objs_per_chunk) != object)
+        uint32_t index = rotr32(rel * inv, (unsigned)b->size_tz);
+        if ((index < b->objs_per_chunk) != object || (object && index != rel / b->size))
             die("inverse test wrong for size", b->size);
     }
 }

@@ -101,8 +101,9 @@ static void test_lookup(void)
     }
 }
 
-/* Division for every chunk offset; the object-start test for every
- * address of a chunk, those before the data start included. */
+/* Division for every chunk offset; the object-start test and the index
+ * it gives for every address of a chunk, those before the data start
+ * included. */
 static void test_division(void)
 {
     for (unsigned i = 0; i < PM_NBINS; i++) {
@@ -113,8 +114,13 @@ static void test_division(void)
                 exit(1);
             }
             uint32_t rel = x - PM_DATA_START;
-            if (pm_is_object(b, rel) != (rel < b->objs_per_chunk * b->size && rel % b->size == 0)) {
+            int object = rel < b->objs_per_chunk * b->size && rel % b->size == 0;
+            if (pm_is_object(b, rel) != object) {
                 fprintf(stderr, "bin %u: object test wrong at offset %u\n", i, x);
+                exit(1);
+            }
+            if (object && pm_object_index(b, rel) != rel / b->size) {
+                fprintf(stderr, "bin %u: object index wrong at offset %u\n", i, x);
                 exit(1);
             }
         }
