@@ -50,7 +50,8 @@ static struct free_run *oldest, *newest;   /* the age list */
 static size_t mapped_chunks, peak_chunks, free_chunks, nruns;
 static struct free_run *blocks[MAX_BLOCKS]; /* record n + 1 is blocks[n / PER_BLOCK][n % PER_BLOCK] */
 static size_t nblocks;
-static struct free_run *spare;               /* records not in use, through next */
+static size_t carved = PER_BLOCK;            /* records of the newest block handed out */
+static struct free_run *spare;               /* records handed out and dropped, through next */
 
 static unsigned class_of(size_t chunks)
 {
@@ -67,24 +68,26 @@ static struct free_run *record(uint32_t id)
     return &blocks[(id - 1) / PER_BLOCK][(id - 1) % PER_BLOCK];
 }
 
-/* A spare record, mapping a block of them when none is left; NULL when
- * that fails. */
+/* A spare record, else the newest block's next one, mapping a block when
+ * that is used up; NULL when that fails.  A block's records are written
+ * only as they are handed out, so a process that needs few touches one
+ * page of the block. */
 static struct free_run *new_record(void)
 {
-    if (!spare && nblocks < MAX_BLOCKS) {
-        struct free_run *blk = pm_os_map(BLOCK_BYTES, PM_PAGE);
+    struct free_run *r = spare;
+    if (r) {
+        spare = r->next;
+        return r;
+    }
+    if (carved == PER_BLOCK) {
+        struct free_run *blk = nblocks < MAX_BLOCKS ? pm_os_map(BLOCK_BYTES, PM_PAGE) : 0;
         if (!blk)
             return 0;
-        for (size_t i = PER_BLOCK; i-- > 0;) {
-            blk[i].id = (uint32_t)(nblocks * PER_BLOCK + i + 1);
-            blk[i].next = spare;
-            spare = &blk[i];
-        }
         blocks[nblocks++] = blk;
+        carved = 0;
     }
-    struct free_run *r = spare;
-    if (r)
-        spare = r->next;
+    r = &blocks[nblocks - 1][carved++];
+    r->id = (uint32_t)((nblocks - 1) * PER_BLOCK + carved);
     return r;
 }
 
