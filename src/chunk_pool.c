@@ -438,6 +438,11 @@ void pm_pool_check(void)
                 pm_fatal("pool check", lists[k][c], "class bitmap disagrees with its list");
     if (chunks != free_chunks || runs != nruns || free_chunks > mapped_chunks)
         pm_fatal("pool check", 0, "counts disagree with the runs");
+    size_t spares = 0;
+    for (const struct free_run *r = spare; r; r = r->next)
+        spares++;
+    if (carved > PER_BLOCK || runs + spares != (nblocks ? (nblocks - 1) * PER_BLOCK + carved : 0))
+        pm_fatal("pool check", spare, "records handed out are not the runs' and the spare ones");
     pm_lock_drop(&lock);
 }
 
