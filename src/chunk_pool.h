@@ -6,17 +6,17 @@
  * (the chunk table names its record on its first and last chunk, as
  * boundary tags; records live apart, so a free run's pages are never
  * touched), and kept with whatever pages it has committed, so the next
- * taker reuses them without page faults.  Runs that may hold committed pages and runs that read as zero
- * are kept apart, never coalesced with each other, and takers get the
- * best fit among the first, newest first, from the front of a run, and
- * among the second only when none fits: a committed page is reused before
- * a new one is faulted in and zeroed.
+ * taker reuses them without page faults.  Runs that may hold committed
+ * pages and runs that read as zero are kept apart, never coalesced with
+ * each other, and takers get the best fit among the first, newest first,
+ * from the front of a run, and among the second only when none fits: a
+ * committed page is reused before a new one is faulted in and zeroed.
  * Each free run counts the bytes it may hold committed (a bound: where in
  * the run they lie is not known, so every piece cut from it keeps the
  * bound), and the sum is counted as pooled by the footprint rule
- * (footprint.h); only a run counted 0 reads as zero.  A purged run is unmapped, not only
- * uncommitted, so the address space held follows the footprint rather than
- * the history of size classes.
+ * (footprint.h); only a run counted 0 reads as zero.  A purged run is
+ * unmapped, not only uncommitted, so the address space held follows the
+ * footprint rather than the history of size classes.
  *
  * New address space comes in reservations that grow with what is mapped
  * (a quarter of it, from RESERVE_MIN to RESERVE_MAX in chunk_pool.c), so a

@@ -8,8 +8,8 @@
  * hint lies above it; primalloc never passes such a hint, so its chunks are
  * always inside the table and a pointer above is never primalloc's.
  *
- * The top level lives in .bss and holds, for each 16 GiB of address space,
- * the byte offset of its leaf from the zero leaf; an offset of 0 selects
+ * The top level lives in .bss and holds, for each span of address space a
+ * leaf covers (1 << PM_LEAF_SHIFT bytes), the byte offset of its leaf from the zero leaf; an offset of 0 selects
  * the zero leaf itself, which is never written and so reads "not ours" for
  * every chunk.  A lookup therefore needs no initialisation and no test for
  * a missing leaf.  The leaves of 16 spans around the first memory primalloc

@@ -64,10 +64,10 @@ struct pm_bin_state {
 static struct pm_bin_state bins[PM_NBINS];
 
 /* The bins' locks lie together, one a line, not at the head of each bin's
- * state, which spans a page: fork holds every lock, and the first write to a page after
- * fork copies it in parent and child alike, each copy a fault and a TLB
- * shootdown: with every lock on a page of its own, a fork would copy a
- * page a lock. */
+ * state, which spans a page: fork holds every lock, and the first write to
+ * a page after fork copies it in parent and child alike, each copy a fault
+ * and a TLB shootdown: with every lock on a page of its own, a fork would
+ * copy a page a lock. */
 static pm_line_lock bin_locks[PM_NBINS];
 
 static pm_lock *bin_lock(unsigned bin)

@@ -1,7 +1,7 @@
 /* Geometry shared by the allocator and its size-class generator.
- * Chunks are 2 MiB, 2 MiB-aligned, and hold objects of one bin; their first
- * pages hold the folio metadata so that data pages can be uncommitted
- * (supermalloc-ismm2015.txt sections 2-3). */
+ * Chunks are PM_CHUNK bytes, aligned to their size, and hold objects of
+ * one bin; their first pages hold the folio metadata so that data pages
+ * can be uncommitted (supermalloc-ismm2015.txt sections 2-3). */
 #ifndef PM_LAYOUT_H
 #define PM_LAYOUT_H
 
@@ -11,8 +11,9 @@
 #define PM_CHUNK (1ul << PM_CHUNK_SHIFT)
 #define PM_LINE 64
 
-/* Header pages at the start of each chunk: one 64-byte folio record for
- * each of up to 504 one-page folios, plus the chunk record. */
+/* Header pages at the start of each chunk: one PM_FOLIO_RECORD-byte folio
+ * record for each of up to PM_MAX_FOLIOS one-page folios, plus the chunk
+ * record. */
 #define PM_HEADER_PAGES 8
 #define PM_DATA_START (PM_HEADER_PAGES * PM_PAGE)
 #define PM_FOLIO_RECORD 64
@@ -21,9 +22,10 @@
 /* A folio's free bitmap has this many bits. */
 #define PM_MAX_FOLIO_OBJS 256
 
-/* Cache sizing (section 8): a thread list holds about 8 KiB of objects,
- * a CPU list about 1 MiB; a CPU holds at most PM_CPU_BUDGET over all its
- * bins, the global level P times that. */
+/* Cache sizing (section 8): a thread list holds about
+ * PM_THREAD_LIST_BYTES of objects, a CPU list about PM_CPU_LIST_BYTES; a
+ * CPU holds at most PM_CPU_BUDGET over all its bins, the global level P
+ * times that. */
 #define PM_THREAD_LIST_BYTES 8192
 #define PM_CPU_LIST_BYTES (1ul << 20)
 #define PM_CPU_BUDGET (2ul << 20)

@@ -52,7 +52,8 @@ static void put_left(struct out *o, const char *s, int width)
     put_spaces(o, width - n);
 }
 
-/* Bytes as people read them: "1.5 MiB", right-aligned in 10 columns. */
+/* Bytes as people read them: one decimal and a binary unit (B, KiB, MiB,
+ * ...), right-aligned in 10 columns. */
 static void put_size(struct out *o, uint64_t v)
 {
     static const char units[][4] = {"B", "KiB", "MiB", "GiB", "TiB"};
