@@ -303,7 +303,60 @@ static void tag_taken(uintptr_t s, size_t chunks, uint32_t tag, uint32_t link)
     pm_chunk_set(s, PM_CHUNK, tag, link);
 }
 
-void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty)
+/* A piece of a committed free run on its way into a run just taken. */
+struct move {
+    uintptr_t from, to;
+    size_t chunks;
+    size_t dirty; /* bytes of the piece that may hold committed pages */
+};
+
+/* A take lends pages from at most this many committed runs. */
+#define MAX_MOVES 16
+
+/* With the lock held, for a run cut from a clean one whose chunks from
+ * `to` on, `chunks` of them, have no pages yet: cuts pieces out of the
+ * committed free runs, largest class first, to move into them, so that a
+ * run bigger than every committed one still reuses their pages rather
+ * than fault in and zero fresh ones.  Each piece is forgotten at once (its
+ * range is unmapped when its pages move); the caller moves them after the
+ * lock is dropped.  Returns the number of pieces in moves. */
+static unsigned gather(uintptr_t to, size_t chunks, struct move *moves)
+{
+    unsigned n = 0;
+    for (size_t done = 0; done < chunks && nonempty[COMMITTED] && n < MAX_MOVES; n++) {
+        struct free_run *r = lists[COMMITTED][63 - __builtin_clzll(nonempty[COMMITTED])];
+        uintptr_t from = addr(r);
+        size_t piece = at_most(r->chunks, chunks - done);
+        unlink_run(r);
+        moves[n] = (struct move){from, to + done * PM_CHUNK, piece, cut(r, from, piece)};
+        forget_locked(from, piece);
+        done += piece;
+    }
+    return n;
+}
+
+/* Moves the pages of `chunks` chunks from `from` to `to`, unmapping the
+ * source: in one call, else a chunk at a time (the range may span mappings
+ * the kernel keeps apart), else, for a chunk the kernel will not move,
+ * copying it when `copy`. */
+static void move_chunks(char *from, size_t chunks, char *to, int copy)
+{
+    if (pm_os_move(from, chunks * PM_CHUNK, to))
+        return;
+    for (size_t i = 0; i < chunks; i++) {
+        char *f = from + i * PM_CHUNK;
+        if (!pm_os_move(f, PM_CHUNK, to + i * PM_CHUNK)) {
+            if (copy)
+                memcpy(to + i * PM_CHUNK, f, PM_CHUNK);
+            pm_os_unmap(f, PM_CHUNK);
+        }
+    }
+}
+
+/* pm_pool_take, for a caller that fills the first `filled` chunks of the
+ * run itself: those get no pages from other runs. */
+static void *take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty,
+                  size_t filled)
 {
     if (chunks > (1ul << PM_ADDRESS_BITS) / PM_CHUNK)
         return 0;
@@ -328,8 +381,19 @@ void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, siz
     uintptr_t s = (addr(r) + align - 1) & ~(align - 1);
     *dirty = cut(r, s, chunks);
     tag_taken(s, chunks, tag, link);
+    struct move moves[MAX_MOVES];
+    unsigned n = *dirty ? 0 : gather(s + filled * PM_CHUNK, chunks - filled, moves);
     pm_lock_drop(&lock);
+    for (unsigned i = 0; i < n; i++) {
+        move_chunks((char *)moves[i].from, moves[i].chunks, (char *)moves[i].to, 0);
+        *dirty += moves[i].dirty;
+    }
     return (void *)s;
+}
+
+void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty)
+{
+    return take(chunks, align, tag, link, dirty, 0);
 }
 
 int pm_pool_extend(uintptr_t end, size_t chunks, size_t *dirty)
@@ -350,20 +414,13 @@ int pm_pool_extend(uintptr_t end, size_t chunks, size_t *dirty)
 void *pm_pool_move(void *base, size_t chunks, size_t grown, uint32_t tag, uint32_t link)
 {
     size_t dirty;
-    char *to = pm_pool_take(grown, PM_CHUNK, tag, link, &dirty);
+    char *to = take(grown, PM_CHUNK, tag, link, &dirty, chunks);
     if (!to)
         return 0;
     pm_lock_take(&lock);
     forget_locked((uintptr_t)base, chunks);
     pm_lock_drop(&lock);
-    if (!pm_os_move(base, chunks * PM_CHUNK, to))
-        for (size_t i = 0; i < chunks; i++) {
-            char *from = (char *)base + i * PM_CHUNK;
-            if (!pm_os_move(from, PM_CHUNK, to + i * PM_CHUNK)) {
-                memcpy(to + i * PM_CHUNK, from, PM_CHUNK);
-                pm_os_unmap(from, PM_CHUNK);
-            }
-        }
+    move_chunks(base, chunks, to, 1);
     return to;
 }
 

@@ -11,6 +11,10 @@
  * each other, and takers get the best fit among the first, newest first,
  * from the front of a run, and among the second only when none fits: a
  * committed page is reused before a new one is faulted in and zeroed.
+ * A run no committed run can hold is cut from a clean one, and the pages
+ * of committed runs, the largest first, move into it (mremap moves page
+ * tables, not bytes), their ranges unmapped: a huge object bigger than
+ * any freed one still reuses their pages.
  * Each free run counts the bytes it may hold committed (a bound: where in
  * the run they lie is not known, so every piece cut from it keeps the
  * bound), and the sum is counted as pooled by the footprint rule

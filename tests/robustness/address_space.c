@@ -8,6 +8,8 @@
  *    fills (memory freed by one size class serves the next);
  *  - allocate+free cycles with alignments above a chunk keep the virtual
  *    size and the mapping count flat;
+ *  - a huge object bigger than any freed one reuses their pages: writing
+ *    it takes almost no page faults;
  *  - a huge object grown in place by realloc and freed leaves the
  *    footprint's high-water mark sane (it used to wrap below zero);
  *  - a pointer into a chunk that went back to the pool, or to the kernel,
@@ -155,6 +157,39 @@ static void aligned_cycles(const void *arg)
     CHECK_MSG(mappings() <= maps + 4, "mappings grew from %zu to %zu", maps, mappings());
 }
 
+static long minor_faults(void)
+{
+    struct rusage u;
+    CHECK(getrusage(RUSAGE_SELF, &u) == 0);
+    return u.ru_minflt;
+}
+
+/* Two freed huge objects, each between live ones, and a new object as big
+ * as both: fresh pages would cost a fault a huge page at least. */
+static void huge_pages_reused(const void *arg)
+{
+    (void)arg;
+    enum { N = 5 };
+    const size_t size = 6 * MiB;
+    const long huge_pages = (long)(2 * size / (2 * MiB));
+    char *p[N];
+    for (int i = 0; i < N; i++) {
+        CHECK((p[i] = malloc(size)));
+        memset(p[i], i + 1, size);
+    }
+    free(p[1]);
+    free(p[3]);
+    char *q = malloc(2 * size);
+    CHECK(q);
+    long before = minor_faults();
+    memset(q, 7, 2 * size);
+    long faults = minor_faults() - before;
+    CHECK_MSG(faults < huge_pages, "%ld page faults writing %zu MiB", faults, 2 * size / MiB);
+    free(q);
+    for (int i = 0; i < N; i += 2)
+        free(p[i]);
+}
+
 static void huge_realloc_footprint(const void *arg)
 {
     (void)arg;
@@ -227,6 +262,7 @@ int main(int argc, char **argv)
               start_limited, &data);
     expect_ok("twelve size classes in turn under twice their fill", phases, NULL);
     expect_ok("a million aligned huge cycles keep VmSize and mappings flat", aligned_cycles, NULL);
+    expect_ok("a huge object bigger than any freed one reuses their pages", huge_pages_reused, NULL);
     expect_ok("a huge realloc in place keeps the footprint true", huge_realloc_footprint, NULL);
     expect_freed("free into a chunk given back to the pool", free_into_pooled_chunk);
     expect_freed("free into a chunk given back to the kernel", free_into_returned_chunk);

@@ -1,6 +1,7 @@
 /* Chunk pool: runs are aligned and tagged as asked, free runs coalesce and
- * are reused best fit, a clean run reads as zero, runs grow in place or
- * move with their contents, purging unmaps (the chunks then read "gone"),
+ * are reused best fit, a clean run reads as zero, a run too big for any
+ * committed one gets their pages, runs grow in place or move with their
+ * contents, purging unmaps (the chunks then read "gone"),
  * and every mapped chunk is in exactly one place (checked against the
  * chunk table after each step). */
 #define _GNU_SOURCE
@@ -135,6 +136,33 @@ int main(void)
         ;
     pm_pool_census(&c);
     CHECK(c.free == 0 && c.runs == 0);
+    census();
+
+    /* A run bigger than every committed run gets their pages: both
+     * committed runs move into it, and their ranges read "gone". */
+    char *x = pm_pool_take(3, PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
+    char *keep_apart = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    char *z = pm_pool_take(3, PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
+    owned += 7;
+    for (int i = 0; i < 3; i++) {
+        x[i * PM_CHUNK] = 1;
+        z[i * PM_CHUNK] = 2;
+    }
+    pm_pool_put(x, 3, 3 * PM_CHUNK);
+    pm_pool_put(z, 3, 3 * PM_CHUNK);
+    owned -= 6;
+    census();
+    char *joined = pm_pool_take(6, PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
+    owned += 6;
+    CHECK(joined && dirty == 6 * PM_CHUNK);
+    for (int i = 0; i < 6; i++)
+        CHECK(joined[i * PM_CHUNK] == 1 || joined[i * PM_CHUNK] == 2);
+    CHECK(pm_chunk_entry_of((uintptr_t)x)->tag == PM_TAG_GONE && !mapped(x));
+    CHECK(pm_chunk_entry_of((uintptr_t)z)->tag == PM_TAG_GONE && !mapped(z));
+    census();
+    pm_pool_put(joined, 6, 6 * PM_CHUNK);
+    pm_pool_put(keep_apart, 1, 0);
+    owned -= 7;
     census();
 
     pm_pool_put(a, 1, PM_CHUNK);
