@@ -93,6 +93,15 @@ static void free_twice(void *p)
     give(one, 1);
 }
 
+/* Three neighbours freed in one list whose middle one is already free:
+ * the report names that one. */
+static void free_middle_twice(void *arg)
+{
+    void **three = arg;
+    give(&three[1], 1);
+    give(three, 3);
+}
+
 static void free_interior(void *p)
 {
     void *one[1] = {(char *)p + 16};
@@ -189,6 +198,9 @@ int main(void)
 
     check_fatal(free_twice, objs[3 * n], "free(0x");
     check_fatal(free_twice, objs[3 * n], "double free");
+    char middle[64];
+    snprintf(middle, sizeof middle, "free(%p): double free", objs[3 * n + 1]);
+    check_fatal(free_middle_twice, &objs[3 * n], middle);
     check_fatal(free_interior, objs[3 * n + 1], "pointer inside an object");
     printf("folio ok\n");
     return 0;
