@@ -85,6 +85,10 @@ extern const size_t n_edge_sizes;
  * status 1.  The bound is far above a run's time under load. */
 void deadlock_watchdog(unsigned seconds);
 
+/* Runs fn in n threads (at most 256), passing each its number from 1 to n
+ * as its argument, and returns once all have ended. */
+void run_threads(int n, void *(*fn)(void *));
+
 /* Resident set size of this process in bytes, from /proc/self/statm. */
 size_t rss_bytes(void);
 

@@ -6,7 +6,6 @@
  * checked before the object is resized or freed; a calloc'd object must
  * read as zero where it is checked.
  * Usage: threads_huge [threads] [operations per thread] */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,11 +102,7 @@ int main(int argc, char **argv)
     int nthreads = argc > 1 ? atoi(argv[1]) : 4;
     ops_per_thread = argc > 2 ? atol(argv[2]) : 500;
     CHECK(nthreads >= 1 && nthreads <= 64 && ops_per_thread > 0);
-    pthread_t t[64];
-    for (int i = 0; i < nthreads; i++)
-        CHECK(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)) == 0);
-    for (int i = 0; i < nthreads; i++)
-        CHECK(pthread_join(t[i], NULL) == 0);
+    run_threads(nthreads, worker);
     for (int i = 0; i < SLOTS; i++) {
         char *p = atomic_exchange(&slots[i], NULL);
         if (p)

@@ -4,7 +4,6 @@
  * Every object is checked byte for byte before it is freed, and every
  * object allocated is freed exactly once.
  * Usage: threads_xfree [threads] [operations per thread] */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "check.h"
@@ -59,11 +58,7 @@ int main(int argc, char **argv)
     int nthreads = argc > 1 ? atoi(argv[1]) : 8;
     ops_per_thread = argc > 2 ? atol(argv[2]) : 25000;
     CHECK(nthreads >= 1 && nthreads <= 256 && ops_per_thread > 0);
-    pthread_t t[256];
-    for (int i = 0; i < nthreads; i++)
-        CHECK(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)) == 0);
-    for (int i = 0; i < nthreads; i++)
-        CHECK(pthread_join(t[i], NULL) == 0);
+    run_threads(nthreads, worker);
     for (int i = 0; i < SLOTS; i++) {
         void *p = atomic_exchange(&slots[i], NULL);
         if (p) {

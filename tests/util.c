@@ -1,6 +1,7 @@
 /* Implementation of the helpers declared in check.h. */
 #include "check.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,4 +126,14 @@ size_t rss_bytes(void)
     CHECK(fscanf(f, "%lu %lu", &size, &resident) == 2);
     fclose(f);
     return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+void run_threads(int n, void *(*fn)(void *))
+{
+    pthread_t t[256];
+    CHECK(n >= 1 && n <= 256);
+    for (int i = 0; i < n; i++)
+        CHECK(pthread_create(&t[i], NULL, fn, (void *)(uintptr_t)(i + 1)) == 0);
+    for (int i = 0; i < n; i++)
+        CHECK(pthread_join(t[i], NULL) == 0);
 }
