@@ -353,6 +353,23 @@ static void move_chunks(char *from, size_t chunks, char *to, int copy)
     }
 }
 
+#ifdef PM_DEBUG
+/* Debug builds check the pool on one take in CHECK_EVERY: a program of
+ * huge objects seldom refills a thread cache, where the checks of every
+ * structure run (thread_cache.c). */
+#define CHECK_EVERY 64
+static void check_sometimes(void)
+{
+    static unsigned long takes;
+    if (__atomic_add_fetch(&takes, 1, __ATOMIC_RELAXED) % CHECK_EVERY == 0)
+        pm_pool_check();
+}
+#else
+static void check_sometimes(void)
+{
+}
+#endif
+
 /* pm_pool_take, for a caller that fills the first `filled` chunks of the
  * run itself: those get no pages from other runs. */
 static void *take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty,
@@ -388,6 +405,7 @@ static void *take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size
         move_chunks((char *)moves[i].from, moves[i].chunks, (char *)moves[i].to, 0);
         *dirty += moves[i].dirty;
     }
+    check_sometimes();
     return (void *)s;
 }
 
