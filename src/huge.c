@@ -79,7 +79,9 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
     account((long)pages);
     pm_stat_add(&pm_stats_global.huge_objects, 1);
     pm_count(PM_EV_huge_allocs);
-    if (!had)
+    /* Pages the run did not bring may now be faulted in: the purge
+     * policy weighs them. */
+    if (had < pages * PM_PAGE)
         pm_fp_want_settle();
     return base;
 }
