@@ -313,8 +313,8 @@ struct move {
 /* A take lends pages from at most this many committed runs. */
 #define MAX_MOVES 16
 
-/* With the lock held, for a run cut from a clean one whose chunks from
- * `to` on, `chunks` of them, have no pages yet: cuts pieces out of the
+/* With the lock held, for `chunks` chunks from `to` on of a run just cut
+ * from a clean one (they hold no pages yet): cuts pieces out of the
  * committed free runs, largest class first, to move into them, so that a
  * run bigger than every committed one still reuses their pages rather
  * than fault in and zero fresh ones.  Each piece is forgotten at once (its
