@@ -89,6 +89,9 @@ void deadlock_watchdog(unsigned seconds);
  * as its argument, and returns once all have ended. */
 void run_threads(int n, void *(*fn)(void *));
 
+/* Minor page faults this process has taken so far (getrusage). */
+long minor_faults(void);
+
 /* Resident set size of this process in bytes, from /proc/self/statm. */
 size_t rss_bytes(void);
 

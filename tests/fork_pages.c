@@ -9,19 +9,11 @@
  * Usage: fork_pages */
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
 
 #define LIVE 20000
-
-static long minor_faults(void)
-{
-    struct rusage u;
-    CHECK(getrusage(RUSAGE_SELF, &u) == 0);
-    return u.ru_minflt;
-}
 
 static void *wait_for_pipe(void *fd)
 {

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 void check_failed(const char *file, int line, const char *fmt, ...)
@@ -136,4 +137,11 @@ void run_threads(int n, void *(*fn)(void *))
         CHECK(pthread_create(&t[i], NULL, fn, (void *)(uintptr_t)(i + 1)) == 0);
     for (int i = 0; i < n; i++)
         CHECK(pthread_join(t[i], NULL) == 0);
+}
+
+long minor_faults(void)
+{
+    struct rusage u;
+    CHECK(getrusage(RUSAGE_SELF, &u) == 0);
+    return u.ru_minflt;
 }

@@ -157,13 +157,6 @@ static void aligned_cycles(const void *arg)
     CHECK_MSG(mappings() <= maps + 4, "mappings grew from %zu to %zu", maps, mappings());
 }
 
-static long minor_faults(void)
-{
-    struct rusage u;
-    CHECK(getrusage(RUSAGE_SELF, &u) == 0);
-    return u.ru_minflt;
-}
-
 /* Two freed huge objects, each between live ones, and a new object as big
  * as both: fresh pages would cost a fault a huge page at least. */
 static void huge_pages_reused(const void *arg)
