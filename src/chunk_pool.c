@@ -522,15 +522,19 @@ void pm_pool_check(void)
     /* Only the pool writes tags that name a record, and a range leaving it
      * (taken, moved or unmapped) is tagged anew: every such tag is the
      * first or last chunk of the run its record describes. */
-    for (size_t t = 0; t < 1ul << PM_TOP_BITS; t++)
-        for (size_t i = 0; pm_chunk_table.top[t] && i < 1ul << PM_LEAF_BITS; i++) {
+    for (size_t t = 0; t < 1ul << PM_TOP_BITS; t++) {
+        if (!pm_chunk_table.top[t])
+            continue;
+        for (size_t i = 0; i < 1ul << PM_LEAF_BITS; i++) {
             uintptr_t a = (t << PM_LEAF_SHIFT) + i * PM_CHUNK;
             struct pm_chunk_entry v = pm_chunk_read(pm_chunk_at(a));
-            const struct free_run *r = v.tag == PM_TAG_FREE && v.link && v.link <= handed ? record(v.link) : 0;
-            if (v.tag == PM_TAG_FREE && v.link &&
-                (!r || !r->chunks || (addr(r) != a && addr(r) + (r->chunks - 1) * PM_CHUNK != a)))
+            if (v.tag != PM_TAG_FREE || !v.link)
+                continue;
+            const struct free_run *r = v.link <= handed ? record(v.link) : 0;
+            if (!r || !r->chunks || (addr(r) != a && addr(r) + (r->chunks - 1) * PM_CHUNK != a))
                 pm_fatal("pool check", (void *)a, "a boundary tag names no run it bounds");
         }
+    }
     pm_lock_drop(&lock);
 }
 

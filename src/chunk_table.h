@@ -9,11 +9,12 @@
  * always inside the table and a pointer above is never primalloc's.
  *
  * The top level lives in .bss and holds, for each span of address space a
- * leaf covers (1 << PM_LEAF_SHIFT bytes), the byte offset of its leaf from the zero leaf; an offset of 0 selects
- * the zero leaf itself, which is never written and so reads "not ours" for
- * every chunk.  A lookup therefore needs no initialisation and no test for
- * a missing leaf.  The leaves of 16 spans around the first memory primalloc
- * maps form one array in .bss, the window, which free's fast path indexes
+ * leaf covers (1 << PM_LEAF_SHIFT bytes), the byte offset of its leaf from
+ * the zero leaf; an offset of 0 selects the zero leaf itself, which is
+ * never written and so reads "not ours" for every chunk.  A lookup
+ * therefore needs no initialisation and no test for a missing leaf.  The
+ * leaves of 16 spans around the first memory primalloc maps form one
+ * array in .bss, the window, which free's fast path indexes
  * directly (one subtraction, one compare, one load, as a flat table);
  * spans outside it get a leaf of their own, mapped when first needed.  The
  * table costs the top level and the window's leaves of address space at
