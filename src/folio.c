@@ -21,7 +21,7 @@ _Static_assert(sizeof(struct pm_folio) <= PM_FOLIO_RECORD, "folio record too big
 
 enum folio_state {
     TAKEN,   /* on no list: full, or being worked on outside the lock */
-    PARTIAL, /* on partial[nfree] */
+    PARTIAL, /* on its bin's partial list nfree */
     DIRTY,   /* empty, still committed, on the dirty list */
     CLEAN,   /* empty and uncommitted, on the clean list */
 };
@@ -47,12 +47,12 @@ struct list {
 };
 
 /* carved_folios and taken share the line of nonempty, which each
- * allocation under the lock reads and most frees write. */
+ * allocation under the lock reads and most frees write.  The partial
+ * lists live apart (partial_of). */
 struct pm_bin_state {
-    uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial[k] has a folio */
+    uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial list k has a folio */
     size_t carved_folios;
     size_t taken;                              /* objects not free in their folios */
-    struct list partial[PM_MAX_FOLIO_OBJS];    /* by free count, 1 .. objects - 1 */
     struct list dirty;                         /* newest first */
     struct list clean;
     struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
@@ -63,11 +63,23 @@ struct pm_bin_state {
 
 static struct pm_bin_state bins[PM_NBINS];
 
-/* The bins' locks lie together, one a line, not at the head of each bin's
- * state, which spans a page: fork holds every lock, and the first write to
- * a page after fork copies it in parent and child alike, each copy a fault
- * and a TLB shootdown: with every lock on a page of its own, a fork would
- * copy a page a lock. */
+/* Each bin's partial folios, by free count: list k holds the folios with k
+ * free objects, 1 <= k < objects per folio.  The lists of all bins lie
+ * packed, each bin's as many as its folios can use (generated), so that a
+ * bin of few objects per folio takes a line or two and a program that uses
+ * a few bins touches a few pages of them. */
+static const uint16_t partial_at[PM_NBINS] = PM_PARTIAL_AT_INIT;
+static struct list partial_lists[PM_PARTIAL_LISTS] __attribute__((aligned(64)));
+
+static struct list *partial_of(const struct pm_bin_state *s)
+{
+    return &partial_lists[partial_at[s - bins]];
+}
+
+/* The bins' locks lie together, one a line, apart from the states they
+ * guard: fork holds every lock, and the first write to a page after fork
+ * copies it in parent and child alike, each copy a fault and a TLB
+ * shootdown, so the fewer pages the locks span, the fewer copies. */
 static pm_line_lock bin_locks[PM_NBINS];
 
 static pm_lock *bin_lock(unsigned bin)
@@ -131,15 +143,16 @@ static void dirty_unlink(struct pm_bin_state *s, struct pm_folio *f)
 
 static void partial_push(struct pm_bin_state *s, struct pm_folio *f)
 {
-    push(&s->partial[f->nfree], f, PARTIAL);
+    push(&partial_of(s)[f->nfree], f, PARTIAL);
     s->nonempty[f->nfree / 64] |= 1ull << (f->nfree % 64);
 }
 
 static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
 {
     unsigned k = f->nfree;
-    unlink_from(&s->partial[k], f);
-    if (!s->partial[k].first)
+    struct list *l = &partial_of(s)[k];
+    unlink_from(l, f);
+    if (!l->first)
         s->nonempty[k / 64] &= ~(1ull << (k % 64));
 }
 
@@ -209,7 +222,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
 {
     for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64; w++)
         if (s->nonempty[w]) {
-            struct pm_folio *f = s->partial[w * 64 + __builtin_ctzll(s->nonempty[w])].first;
+            struct pm_folio *f = partial_of(s)[w * 64 + __builtin_ctzll(s->nonempty[w])].first;
             partial_remove(s, f);
             return f;
         }
@@ -415,9 +428,11 @@ static void mark_free(const struct pm_bin *b, const struct freeing *x, const cha
 
 /* n objects of f were marked free: one move to the list of its new count
  * for the lot (a batch's objects mostly share folios).  1 if f's chunk
- * left the bin, described in *out. */
-static int settle_freed(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f,
-                        unsigned n, uint32_t now, struct leaving *out)
+ * left the bin, described in *out.  Out of line: inlined, it takes
+ * registers from pm_folio_free_list's loop over objects. */
+static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const struct pm_bin *b,
+                                                  struct pm_folio *f, unsigned n, uint32_t now,
+                                                  struct leaving *out)
 {
     if (f->state == PARTIAL)
         partial_remove(s, f);
@@ -527,12 +542,23 @@ void pm_folio_check(void)
         unsigned objs = 1u << b->folio_log;
         pm_lock_take(bin_lock(bin));
         size_t free_objs = 0;
+        struct list *partial = partial_of(s);
+        unsigned lists = (bin + 1 < PM_NBINS ? partial_at[bin + 1] : PM_PARTIAL_LISTS) - partial_at[bin];
+        if (lists < objs)
+            check_failed(partial, "fewer partial lists than objects in a folio");
         for (unsigned k = 0; k < PM_MAX_FOLIO_OBJS; k++) {
             int bit = s->nonempty[k / 64] >> (k % 64) & 1;
-            if (bit != !!s->partial[k].first || (bit && (!k || k >= objs)))
-                check_failed(&s->partial[k], "non-empty bit disagrees with its list");
-            free_objs += k * check_list(b, bin, &s->partial[k], PARTIAL);
+            if (bit && (!k || k >= objs))
+                check_failed(s, "a partial list marked for a free count no folio has");
+            if (k >= objs)
+                continue;
+            if (bit != !!partial[k].first)
+                check_failed(&partial[k], "non-empty bit disagrees with its list");
+            free_objs += k * check_list(b, bin, &partial[k], PARTIAL);
         }
+        for (unsigned k = objs; k < lists; k++)
+            if (partial[k].first)
+                check_failed(&partial[k], "a folio on a partial list past its bin's");
         size_t dirty = check_list(b, bin, &s->dirty, DIRTY);
         if (dirty && !(__atomic_load_n(&dirty_bins, __ATOMIC_RELAXED) >> bin & 1))
             check_failed(s, "dirty folios in a bin not marked dirty");
@@ -561,7 +587,7 @@ void pm_folio_census(unsigned bin, struct pm_folio_census *out)
 
 size_t pm_folio_metadata(void)
 {
-    return sizeof bins + sizeof bin_locks +
+    return sizeof bins + sizeof partial_lists + sizeof bin_locks +
            __atomic_load_n(&pm_stats_global.chunks, __ATOMIC_RELAXED) * PM_DATA_START;
 }
 

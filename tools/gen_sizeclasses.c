@@ -262,7 +262,16 @@ int main(int argc, char **argv)
                 log2_exact(b->align), b->batch, b->cpu_batches, b->inverse, b->size_tz, b->folio_bytes,
                 b->objs_per_chunk, b->folios);
     }
-    fprintf(f, "}\n\n#define PM_BIN_BY_16_INIT {");
+    /* A bin's partial folio lists, one per free count below its objects
+     * per folio, start on a cache line of their own (four lists). */
+    fprintf(f, "}\n\n#define PM_PARTIAL_AT_INIT {");
+    unsigned long lists = 0;
+    for (int i = 0; i < nbins; i++) {
+        fprintf(f, "%s%lu,", i % 16 ? " " : " \\\n   ", lists);
+        lists += (bins[i].objs_per_folio + 3) & ~3ul;
+    }
+    fprintf(f, " }\n#define PM_PARTIAL_LISTS %lu\n", lists);
+    fprintf(f, "\n#define PM_BIN_BY_16_INIT {");
     for (unsigned long i = 0; i <= (lookup_max + 15) / 16; i++)
         fprintf(f, "%s%d,", i % 32 ? "" : " \\\n   ", smallest_fit(i ? i * 16 : 1, SMALL, MEDIUM));
     fprintf(f, " }\n\n#define PM_LARGE_BIN_BY_PAGES_INIT {");
