@@ -43,14 +43,19 @@ _Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
 
 #define GLOBAL_MAX 128
 
-/* owner[i]: the CPU that handed chains[i] down.  moves: chains taken
- * from another CPU, by a steal or from here.  n is changed under the lock
- * but read without it too (pm_cache_get). */
+/* A chain in the global level, and the CPU that handed it down; two a
+ * line. */
+struct global_slot {
+    struct chain chain;
+    uint32_t owner;
+} __attribute__((aligned(32)));
+
+/* n: chains in the bin's slots (global_slots_of), changed under the lock
+ * but read without it too (pm_cache_get).  moves: chains taken from
+ * another CPU, by a steal or from here. */
 struct global_bin {
     unsigned n;
     uint32_t moves;
-    struct chain chains[GLOBAL_MAX];
-    uint32_t owner[GLOBAL_MAX];
 } __attribute__((aligned(64)));
 
 static struct global_bin globals[PM_NBINS];
@@ -64,6 +69,11 @@ static pm_lock *global_lock(unsigned bin)
 
 static struct cpu_bin *cpus; /* [cpu][bin] */
 static struct cpu_held *held; /* [cpu] */
+/* [bin][global_stride]: global_cap slots a bin in whole lines, mapped
+ * with the CPU levels and sized by the CPUs there are, so that a bin whose
+ * chains never reach the global level touches no page of them. */
+static struct global_slot *global_slots;
+static unsigned global_stride;
 static long global_budget;
 /* Bytes in the global level, on a line apart from the variables above,
  * which every get and put reads: on one line with them, each write of this
@@ -75,6 +85,11 @@ static unsigned ncpus, global_cap;
 static size_t mapped_bytes;
 static pm_lock init_lock;
 
+static struct global_slot *global_slots_of(unsigned bin)
+{
+    return global_slots + (size_t)bin * global_stride;
+}
+
 /* Maps the per-CPU caches.  When the kernel refuses (an address-space
  * limit), the caches are skipped and init is tried again next time. */
 static int init(void)
@@ -82,14 +97,20 @@ static int init(void)
     pm_lock_take(&init_lock);
     if (!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) {
         unsigned n = pm_os_cpus();
+        unsigned cap = 2 * n < GLOBAL_MAX ? 2 * n : GLOBAL_MAX;
+        unsigned stride = (cap + 1) & ~1u;
         size_t bins = (size_t)n * PM_NBINS * sizeof(struct cpu_bin);
-        size_t bytes = (bins + n * sizeof(struct cpu_held) + PM_PAGE - 1) & ~(PM_PAGE - 1);
+        size_t heldb = n * sizeof(struct cpu_held);
+        size_t slots = (size_t)PM_NBINS * stride * sizeof(struct global_slot);
+        size_t bytes = (bins + heldb + slots + PM_PAGE - 1) & ~(PM_PAGE - 1);
         struct cpu_bin *c = pm_os_map(bytes, PM_PAGE);
         if (c) {
             ncpus = n;
             __atomic_store_n(&mapped_bytes, bytes, __ATOMIC_RELAXED);
             held = (struct cpu_held *)((char *)c + bins);
-            global_cap = 2 * n < GLOBAL_MAX ? 2 * n : GLOBAL_MAX;
+            global_slots = (struct global_slot *)((char *)held + heldb);
+            global_stride = stride;
+            global_cap = cap;
             global_budget = (long)(global_cap / 2) * CPU_BUDGET;
             __atomic_store_n(&cpus, c, __ATOMIC_RELEASE);
         }
@@ -269,14 +290,15 @@ static struct chain steal(unsigned bin, struct cpu_bin *mine, int *declined)
     return (struct chain){0, 0};
 }
 
-/* Takes chains[k] out of g, whose lock is held; the last chain fills its
- * place. */
-static struct chain global_remove(struct global_bin *g, unsigned k)
+/* Takes slot k out of bin's global level, whose lock is held; the last
+ * slot fills its place. */
+static struct chain global_remove(unsigned bin, unsigned k)
 {
-    struct chain ch = g->chains[k];
+    struct global_bin *g = &globals[bin];
+    struct global_slot *slot = global_slots_of(bin);
+    struct chain ch = slot[k].chain;
     unsigned last = g->n - 1;
-    g->chains[k] = g->chains[last];
-    g->owner[k] = g->owner[last];
+    slot[k] = slot[last];
     __atomic_store_n(&g->n, last, __ATOMIC_RELAXED);
     return ch;
 }
@@ -286,24 +308,24 @@ static struct chain global_remove(struct global_bin *g, unsigned k)
  * carved (folio.c); another CPU's cost a cache miss an object. */
 static struct chain global_take(unsigned bin, struct cpu_bin *c, int *declined)
 {
-    struct global_bin *g = &globals[bin];
+    const struct global_slot *slot = global_slots_of(bin);
     uint32_t me = cpu_of(c);
-    unsigned k = g->n - 1;
-    for (unsigned i = g->n; i-- > 0;)
-        if (g->owner[i] == me) {
+    unsigned k = globals[bin].n - 1;
+    for (unsigned i = globals[bin].n; i-- > 0;)
+        if (slot[i].owner == me) {
             k = i;
             break;
         }
-    if (g->owner[k] != me) {
-        if (takes_back(bin, &cpus[(size_t)g->owner[k] * PM_NBINS + bin], me,
-                       g->chains[k].nbatches)) {
+    if (slot[k].owner != me) {
+        if (takes_back(bin, &cpus[(size_t)slot[k].owner * PM_NBINS + bin], me,
+                       slot[k].chain.nbatches)) {
             *declined = 1;
             return (struct chain){0, 0};
         }
-        note_take(bin, c, g->owner[k]);
+        note_take(bin, c, slot[k].owner);
     }
     pm_count(PM_EV_global_takes);
-    return global_remove(g, k);
+    return global_remove(bin, k);
 }
 
 void *pm_cache_get(unsigned bin, const char *call)
@@ -367,8 +389,7 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
     pm_lock_take(global_lock(bin));
     int took = g->n < global_cap;
     if (took) {
-        g->chains[g->n] = ch;
-        g->owner[g->n] = from;
+        global_slots_of(bin)[g->n] = (struct global_slot){.chain = ch, .owner = from};
         __atomic_store_n(&g->n, g->n + 1, __ATOMIC_RELAXED);
     }
     pm_lock_drop(global_lock(bin));
@@ -505,10 +526,10 @@ void pm_cache_drain(void)
             if (loose)
                 pm_folio_free_list(bin, loose, "free");
         }
-        struct global_bin *g = &globals[bin];
         for (;;) {
             pm_lock_take(global_lock(bin));
-            struct chain ch = g->n ? global_remove(g, g->n - 1) : (struct chain){0, 0};
+            unsigned n = globals[bin].n;
+            struct chain ch = n ? global_remove(bin, n - 1) : (struct chain){0, 0};
             pm_lock_drop(global_lock(bin));
             __atomic_fetch_sub(&global_held.bytes, bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
             if (!ch.first)
@@ -528,10 +549,9 @@ void pm_cache_census(unsigned bin, size_t *cpu, size_t *global)
         loose += c->nloose;
         pm_lock_drop(&c->lock);
     }
-    struct global_bin *g = &globals[bin];
     pm_lock_take(global_lock(bin));
-    for (unsigned i = 0; i < g->n; i++)
-        down += g->chains[i].nbatches;
+    for (unsigned i = 0; i < globals[bin].n; i++)
+        down += global_slots_of(bin)[i].chain.nbatches;
     pm_lock_drop(global_lock(bin));
     *cpu = batches * pm_bins[bin].batch + loose;
     *global = down * pm_bins[bin].batch;
@@ -603,10 +623,11 @@ void pm_cache_check(void)
         if (g->n > global_cap)
             check_failed(g, "more global chains than room for");
         for (unsigned i = 0; i < g->n; i++) {
-            check_chain(bin, &g->chains[i]);
-            if (g->owner[i] >= ncpus)
-                check_failed(g, "global list owned by no CPU");
-            global += bytes_of(bin, g->chains[i].nbatches);
+            const struct global_slot *slot = &global_slots_of(bin)[i];
+            check_chain(bin, &slot->chain);
+            if (slot->owner >= ncpus)
+                check_failed(slot, "global list owned by no CPU");
+            global += bytes_of(bin, slot->chain.nbatches);
         }
     }
     if (global != global_held.bytes || global > global_budget)
