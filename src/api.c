@@ -179,7 +179,7 @@ static struct where locate(void *p, const char *call, const char *freed)
 static void release(void *p, const struct where *w, const char *call, void *site)
 {
     if (w->guarded) {
-        pm_guard_free(p, site);
+        pm_guard_free(p, call, site);
         return;
     }
     if (w->huge || w->sampled) {

@@ -6,7 +6,9 @@
 uint32_t pm_guard_rate;
 
 /* An object guarded or quarantined: its mapping is [map, map + len), the
- * last page the guard. */
+ * last page the guard after the object and the page before the object's
+ * first page the guard before it.  The bytes of the object's first page
+ * before it hold FILL while it is live. */
 struct guarded {
     char *map;
     size_t len;
@@ -27,6 +29,8 @@ static unsigned nunused;
 static uint16_t quarantine[PM_GUARD_QUARANTINE]; /* a FIFO of record indices */
 static unsigned q_first, q_n;
 static pm_lock lock;
+
+#define FILL 0xa5
 
 static __thread uint32_t left __attribute__((tls_model("initial-exec")));
 
@@ -95,9 +99,18 @@ static void remove_cell(unsigned c)
     cells[hole] = 0;
 }
 
+static char *page_of(const char *p)
+{
+    return (char *)((uintptr_t)p & ~(uintptr_t)(PM_PAGE - 1));
+}
+
+/* The mapping's alignment a is at least a page and align: the object ends
+ * at the guard after it and starts at least a past the mapping's start,
+ * so that the page before its first page is the mapping's. */
 void *pm_guard_alloc(size_t size, size_t align, void *site)
 {
-    size_t len = ((size + PM_PAGE - 1) & ~(size_t)(PM_PAGE - 1)) + PM_PAGE;
+    size_t a = align > PM_PAGE ? align : PM_PAGE;
+    size_t len = a + ((size + a - 1) & ~(a - 1)) + PM_PAGE;
     pm_lock_take(&lock);
     if (!nunused) {
         pm_lock_drop(&lock);
@@ -105,7 +118,7 @@ void *pm_guard_alloc(size_t size, size_t align, void *site)
     }
     uint16_t i = unused[--nunused];
     pm_lock_drop(&lock);
-    char *map = pm_os_map(len, align > PM_PAGE ? align : PM_PAGE);
+    char *map = pm_os_map(len, a);
     if (!map) {
         pm_lock_take(&lock);
         unused[nunused++] = i;
@@ -115,6 +128,9 @@ void *pm_guard_alloc(size_t size, size_t align, void *site)
     char *guard = map + len - PM_PAGE;
     pm_os_protect_none(guard, PM_PAGE);
     char *p = (char *)((uintptr_t)(guard - size) & ~(uintptr_t)(align - 1));
+    pm_os_protect_none(page_of(p) - PM_PAGE, PM_PAGE);
+    for (char *b = page_of(p); b < p; b++)
+        *b = (char)FILL;
     records[i] = (struct guarded){map, len, p, (size_t)(guard - p), site, 0, 0};
     pm_lock_take(&lock);
     cells[lookup(p)] = (uint16_t)(i + 1);
@@ -137,11 +153,39 @@ int pm_guard_find(const void *p, size_t *usable, int *freed)
     return found;
 }
 
-void pm_guard_free(void *p, void *site)
+/* Writes "<what> sampled object 0x<p> of <usable> bytes, allocated from
+ * 0x<site>[, freed from 0x<site>]" after o and dies. */
+static _Noreturn void die_about(char *buf, char *o, const char *what, const struct guarded *g)
+{
+    o = pm_os_put_str(o, what);
+    o = pm_os_put_str(o, " sampled object ");
+    o = pm_os_put_hex(o, (uintptr_t)g->p);
+    o = pm_os_put_str(o, " of ");
+    o = pm_os_put_dec(o, g->usable);
+    o = pm_os_put_str(o, " bytes, allocated from ");
+    o = pm_os_put_hex(o, (uintptr_t)g->alloc_site);
+    if (g->freed) {
+        o = pm_os_put_str(o, ", freed from ");
+        o = pm_os_put_hex(o, (uintptr_t)g->free_site);
+    }
+    pm_os_die(buf, o);
+}
+
+void pm_guard_free(void *p, const char *call, void *site)
 {
     pm_lock_take(&lock);
     unsigned c = lookup(p);
     struct guarded *g = &records[cells[c] - 1];
+    for (const char *b = page_of(g->p); b < g->p; b++) {
+        if (*b != (char)FILL) {
+            char buf[400];
+            char *o = pm_os_put_str(buf, "primalloc: ");
+            o = pm_os_put_str(o, call);
+            o = pm_os_put_str(o, "(");
+            o = pm_os_put_hex(o, (uintptr_t)p);
+            die_about(buf, pm_os_put_str(o, "): "), "underflow before", g);
+        }
+    }
     g->freed = 1;
     g->free_site = site;
     pm_os_protect_none(g->map, g->len - PM_PAGE);
@@ -163,8 +207,8 @@ void pm_guard_free(void *p, void *site)
 }
 
 /* In the signal handler: no lock (the faulting thread may hold it), a
- * record read as it stands.  Only a record's pages fault: the bytes
- * before its object are never protected alone. */
+ * record read as it stands.  Only a record's guard pages, or its whole
+ * mapping once freed, fault. */
 static void on_fault(void *addr)
 {
     const char *a = addr;
@@ -174,19 +218,9 @@ static void on_fault(void *addr)
             continue;
         char buf[400];
         char *o = pm_os_put_str(buf, "primalloc: access(");
-        o = pm_os_put_hex(o, (uintptr_t)a);
-        o = pm_os_put_str(o, g->freed ? "): use after free of sampled object "
-                                      : "): overflow past sampled object ");
-        o = pm_os_put_hex(o, (uintptr_t)g->p);
-        o = pm_os_put_str(o, " of ");
-        o = pm_os_put_dec(o, g->usable);
-        o = pm_os_put_str(o, " bytes, allocated from ");
-        o = pm_os_put_hex(o, (uintptr_t)g->alloc_site);
-        if (g->freed) {
-            o = pm_os_put_str(o, ", freed from ");
-            o = pm_os_put_hex(o, (uintptr_t)g->free_site);
-        }
-        pm_os_die(buf, o);
+        o = pm_os_put_str(pm_os_put_hex(o, (uintptr_t)a), "): ");
+        die_about(buf, o, g->freed ? "use after free of" : a < g->p ? "underflow before" : "overflow past",
+                  g);
     }
 }
 

@@ -2,13 +2,15 @@
  * environment when the first thread cache starts.  Then about one
  * allocation in N is served from a mapping of its own, its object ending
  * where an inaccessible guard page starts, so that an overflow past the
- * object's usable size faults.  Freed, the object's pages are made
- * inaccessible too and stay so while the last PM_GUARD_QUARANTINE freed
- * objects are kept: a use after free faults.  The SIGSEGV handler that
- * this installs writes one line, without malloc, naming the access, the
- * object, its size and the return addresses of the calls that allocated
- * and freed it, then aborts; a fault elsewhere is left to the action
- * found before.
+ * object's usable size faults.  The page before the object's first page
+ * is inaccessible too, and the bytes of its first page before it are
+ * checked when it is freed, so that an underflow either faults or is
+ * reported by the free.  Freed, the object's pages are made inaccessible
+ * and stay so while the last PM_GUARD_QUARANTINE freed objects are kept:
+ * a use after free faults.  The SIGSEGV handler that this installs writes
+ * one line, without malloc, naming the access, the object, its size and
+ * the return addresses of the calls that allocated and freed it, then
+ * aborts; a fault elsewhere is left to the action found before.
  *
  * The fast paths never look: allocations are counted where a thread's
  * list is refilled (thread_cache.c) and where large and huge objects are
@@ -53,8 +55,9 @@ void *pm_guard_alloc(size_t size, size_t align, void *site);
  * whether it was freed (it is in the quarantine). */
 int pm_guard_find(const void *p, size_t *usable, int *freed);
 
-/* Frees guarded object p (pm_guard_find found it, not freed). */
-void pm_guard_free(void *p, void *site);
+/* Frees guarded object p (pm_guard_find found it, not freed) for call,
+ * the API function named if the bytes before p were overwritten. */
+void pm_guard_free(void *p, const char *call, void *site);
 
 void pm_guard_prefork(void);
 void pm_guard_postfork(void);

@@ -5,11 +5,14 @@
  * one line "primalloc: <call>(0x<ptr>): <what>", ptr being the pointer the
  * case announces; with no argument it lists the cases.  The guard_ cases
  * run with PRIMALLOC_GUARD_RATE=1, every object sampled: an access past
- * or after the object faults, and the report names the object. */
+ * or after the object, or just before a page-aligned one, faults, an
+ * underflow into the object's first page is found by its free, and the
+ * report names the object. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,17 +147,22 @@ static void free_inside(const void *arg)
     free(opaque_ptr(p + s[1]));
 }
 
-/* arg: whether to free the object first.  A sampled object of 64 bytes
- * (a size class's size) ends where its guard page starts. */
+/* arg: what to do (OVER, AFTER_FREE_OF, UNDER), the object's size.  A
+ * sampled object of a size class's size ends where its guard page
+ * starts; one of a page, aligned to a page, starts where the guard page
+ * before it ends. */
+enum { OVER, AFTER_FREE_OF, UNDER };
+
 static void guarded_access(const void *arg)
 {
     const size_t *s = arg;
-    char *p = malloc(opaque(64));
-    CHECK(p);
+    char *p = s[1] % 4096 ? malloc(opaque(s[1])) : aligned_alloc(4096, opaque(s[1]));
+    CHECK(p && malloc_usable_size(p) == s[1]);
     child_announce(p);
-    if (s[0])
+    if (s[0] == AFTER_FREE_OF)
         free(p);
-    ((volatile char *)p)[s[0] ? 0 : 64] = 'A';
+    ((volatile char *)p)[s[0] == OVER ? (ptrdiff_t)s[1] : s[0] == UNDER ? -1 : 0] = 'A';
+    free(p);
 }
 
 struct error_case {
@@ -184,22 +192,26 @@ static const struct error_case cases[] = {
     {"large_overflow_1m_memcpy", large_overflow, {0}, "free", BEFORE},
     {"small_free_inside_16", free_inside, {SMALL, 16}, "free", INTERIOR},
     {"large_free_inside_64", free_inside, {LARGE, 64}, "free", BEFORE},
-    {"guard_overflow_1", guarded_access, {0}, 0, "overflow past"},
-    {"guard_use_after_free", guarded_access, {1}, 0, "use after free of"},
+    {"guard_overflow_1", guarded_access, {OVER, 64}, "access", "overflow past"},
+    {"guard_use_after_free", guarded_access, {AFTER_FREE_OF, 64}, "access", "use after free of"},
+    {"guard_underflow_1", guarded_access, {UNDER, 64}, "free", "underflow before"},
+    {"guard_underflow_1_page", guarded_access, {UNDER, 4096}, "access", "underflow before"},
 };
 
-/* A sampled object's report: "primalloc: access(0x<addr>): <what> sampled
- * object 0x<ptr> of 64 bytes, allocated from 0x<site>[, freed from
- * 0x<site>]", one line, the sites non-zero. */
+/* A sampled object's report: "primalloc: <call>(0x<addr>): <what> sampled
+ * object 0x<ptr> of <size> bytes, allocated from 0x<site>[, freed from
+ * 0x<site>]", one line, the sites non-zero; a use after free names where
+ * the object was freed. */
 static int guard_report(const struct error_case *c, const struct child_outcome *o)
 {
-    char want[256];
-    snprintf(want, sizeof want, "): %s sampled object %#" PRIxPTR " of 64 bytes, allocated from 0x",
-             c->what, o->ptr);
+    char call[64], want[256];
+    snprintf(call, sizeof call, "primalloc: %s(0x", c->call);
+    snprintf(want, sizeof want, "): %s sampled object %#" PRIxPTR " of %zu bytes, allocated from 0x",
+             c->what, o->ptr, c->arg[1]);
     const char *at = strstr(o->err, want), *nl = strchr(o->err, '\n');
     const char *freed = at ? strstr(at, ", freed from 0x") : 0;
-    return !strncmp(o->err, "primalloc: access(0x", 20) && at && nl && !nl[1] &&
-           at[strlen(want)] != '0' && (!c->arg[0] || (freed && freed < nl));
+    return !strncmp(o->err, call, strlen(call)) && at && nl && !nl[1] && at[strlen(want)] != '0' &&
+           (c->arg[0] != AFTER_FREE_OF || (freed && freed < nl));
 }
 
 int main(int argc, char **argv)
@@ -221,9 +233,10 @@ int main(int argc, char **argv)
         snprintf(want, sizeof want, "primalloc: %s(%#" PRIxPTR "): %s\n", c->call, o.ptr, c->what);
         int aborted = WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGABRT;
         printf("%s; stderr: %s", child_status_text(o.status), o.err[0] ? o.err : "(nothing)\n");
-        int reported = c->call ? !strcmp(o.err, want) : guard_report(c, &o);
+        int guarded = !strncmp(c->name, "guard_", 6);
+        int reported = guarded ? guard_report(c, &o) : !strcmp(o.err, want);
         CHECK_MSG(aborted && o.announced && reported, "expected SIGABRT and: %s",
-                  c->call ? want : c->what);
+                  guarded ? c->what : want);
         return 0;
     }
     CHECK_MSG(0, "no case %s", argv[1]);
