@@ -271,8 +271,9 @@ static void *refill(unsigned bin, const char *call, void *site)
     return pm_prof_refill(list, bin, n);
 }
 
-void *pm_tc_refill(unsigned bin, const char *call)
+void *pm_tc_refill(pm_tbin_fs *t, const char *call)
 {
+    unsigned bin = (unsigned)(((uintptr_t)t - (uintptr_t)pm_tc_bin(0)) / sizeof(struct pm_tbin));
     void *p = refill(bin, call, __builtin_return_address(0));
     pm_purge_if_wanted();
     return p;

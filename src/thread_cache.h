@@ -82,8 +82,37 @@ _Static_assert(PM_NBINS <= 64, "allocates has a bit for each bin");
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
-/* call: the API function, for a message about a corrupted link. */
-void *pm_tc_refill(unsigned bin, const char *call);
+/* This thread's entry of bin, addressed relative to the thread pointer
+ * (%fs): the entry's offset is pm_tc's from the thread pointer, loaded
+ * from the GOT (an immediate once linked into a program), plus the bin's,
+ * so that no instruction reads the thread pointer itself.  ThreadSanitizer
+ * takes an %fs-relative address for a plain one, so its builds (gcc's
+ * macro, clang's feature) address the entry plainly. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PM_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(PM_TSAN)
+typedef struct pm_tbin pm_tbin_fs;
+static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
+{
+    return &pm_tc.bins[bin];
+}
+#else
+typedef struct pm_tbin __seg_fs pm_tbin_fs;
+static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
+{
+    uintptr_t at = offsetof(struct pm_thread_cache, bins) + bin * sizeof(struct pm_tbin);
+    __asm__("addq pm_tc@gottpoff(%%rip), %0" : "+r"(at));
+    return (pm_tbin_fs *)at;
+}
+#endif
+
+/* t: the bin's entry, from pm_tc_bin; call: the API function, for a
+ * message about a corrupted link.  The bin is found from t, so that
+ * malloc's fast path need not keep it for the call. */
+void *pm_tc_refill(pm_tbin_fs *t, const char *call);
 /* Reports p's corrupted link (pm_link_corrupt); never returns.  Declared
  * to return, so that pop reaches it by a jump and keeps no frame. */
 void *pm_tc_corrupt(const void *p, const char *call);
@@ -101,7 +130,7 @@ void pm_tc_free_slow(void *p);
  * on every malloc; prefetching p instead costs a compare and a move. */
 static inline void *pm_tc_pop(unsigned bin, const char *call)
 {
-    struct pm_tbin *t = &pm_tc.bins[bin];
+    pm_tbin_fs *t = pm_tc_bin(bin);
     void *p = t->head;
     if (pm_likely(p)) {
         uintptr_t next = *(uintptr_t *)p ^ t->key;
@@ -114,7 +143,7 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
         t->room++;
         return p;
     }
-    return pm_tc_refill(bin, call);
+    return pm_tc_refill(t, call);
 }
 
 /* The room is decremented before anything is tested, and its sign taken
@@ -122,7 +151,7 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
  * mark's.  pm_tc_free_slow puts it back. */
 static inline void pm_tc_push(void *p, unsigned bin)
 {
-    struct pm_tbin *t = &pm_tc.bins[bin];
+    pm_tbin_fs *t = pm_tc_bin(bin);
     if (pm_likely(--t->room >= 0 && !pm_may_carry_mark(p))) {
         pm_link_marked_keyed(p, t->head, t->key);
         t->head = p;
