@@ -95,7 +95,7 @@ static inline struct pm_chunk_header *chunk_of(const void *p)
 static inline char *folio_data(const struct pm_bin *b, struct pm_folio *f)
 {
     struct pm_chunk_header *c = chunk_of(f);
-    return (char *)c + PM_DATA_START + (size_t)(f - c->folios) * b->folio_bytes;
+    return (char *)c + PM_DATA_START + (size_t)(f - c->folios) * pm_folio_bytes(b);
 }
 
 static void push(struct list *l, struct pm_folio *f, enum folio_state state)
@@ -168,7 +168,7 @@ static void bin_dirty(struct pm_bin_state *s, long bytes)
 static void bin_used(struct pm_bin_state *s, const struct pm_bin *b, long n)
 {
     s->used_folios += (size_t)n;
-    pm_fp_inuse(n * (long)b->folio_bytes);
+    pm_fp_inuse(n * (long)pm_folio_bytes(b));
     pm_stat_add(&pm_stats_global.folios_in_use, n);
 }
 
@@ -178,7 +178,7 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
 {
     unsigned lane = pm_folio_lane();
     struct pm_chunk_header **wild = &s->wild[lane], *c = *wild;
-    if (!c || c->carved == b->folios_per_chunk) {
+    if (!c || c->carved == pm_folios_per_chunk(b)) {
         size_t dirty;
         struct pm_chunk_header *fresh = pm_pool_take(1, PM_CHUNK, bin + 1, lane, &dirty);
         if (!fresh)
@@ -192,8 +192,7 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
          * enough that a new chunk is worth one huge page (one fault, one
          * TLB entry); a sparser one, however many chunks it holds, would
          * commit a whole chunk for a few objects. */
-        size_t per_chunk = (size_t)b->folios_per_chunk << b->folio_log;
-        pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * per_chunk);
+        pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * (size_t)b->objs_per_chunk);
         *wild = c = fresh;
         c->carved = c->used = c->purging = 0;
         c->wild = 1;
@@ -202,7 +201,7 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         s->chunks++;
         pm_stat_add(&pm_stats_global.chunks, 1);
     }
-    size_t reused = c->dirty_tail < b->folio_bytes ? c->dirty_tail : b->folio_bytes;
+    size_t reused = c->dirty_tail < pm_folio_bytes(b) ? c->dirty_tail : pm_folio_bytes(b);
     c->dirty_tail -= reused;
     bin_dirty(s, -(long)reused);
     struct pm_folio *f = &c->folios[c->carved++];
@@ -229,7 +228,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     struct pm_folio *f = s->dirty.first;
     if (f) {
         dirty_unlink(s, f);
-        bin_dirty(s, -(long)b->folio_bytes);
+        bin_dirty(s, -(long)pm_folio_bytes(b));
     } else if ((f = s->clean.first)) {
         unlink_from(&s->clean, f);
         *grew = 1;
@@ -269,7 +268,7 @@ static int leave_bin(struct pm_bin_state *s, const struct pm_bin *b, struct pm_c
         PM_ASSERT(f->state == DIRTY || f->state == CLEAN);
         if (f->state == DIRTY) {
             dirty_unlink(s, f);
-            dirty += b->folio_bytes;
+            dirty += pm_folio_bytes(b);
         } else {
             unlink_from(&s->clean, f);
         }
@@ -300,12 +299,12 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
         return 0;
     }
     dirty_unlink(s, f);
-    bin_dirty(s, -(long)b->folio_bytes);
+    bin_dirty(s, -(long)pm_folio_bytes(b));
     struct pm_chunk_header *c = chunk_of(f);
     c->purging++;
     pm_lock_drop(bin_lock(bin));
     /* TAKEN: on no list, so no one touches it while its pages go back. */
-    pm_os_uncommit(folio_data(b, f), b->folio_bytes);
+    pm_os_uncommit(folio_data(b, f), pm_folio_bytes(b));
     pm_count(PM_EV_folio_purges);
     pm_lock_take(bin_lock(bin));
     push(&s->clean, f, CLEAN);
@@ -444,7 +443,7 @@ static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const 
     f->empty_since = now;
     dirty_push(s, f);
     bin_used(s, b, -1);
-    bin_dirty(s, (long)b->folio_bytes);
+    bin_dirty(s, (long)pm_folio_bytes(b));
     struct pm_chunk_header *c = chunk_of(f);
     c->used--;
     return leave_bin(s, b, c, 0, out);
@@ -564,7 +563,7 @@ void pm_folio_check(void)
             check_failed(s, "dirty folios in a bin not marked dirty");
         free_objs += (dirty + check_list(b, bin, &s->clean, CLEAN)) * objs;
         for (unsigned l = 0; l < PM_CARVE_LANES; l++)
-            if (s->wild[l] && (!s->wild[l]->wild || s->wild[l]->carved > b->folios_per_chunk))
+            if (s->wild[l] && (!s->wild[l]->wild || s->wild[l]->carved > pm_folios_per_chunk(b)))
                 check_failed(s->wild[l], "wild chunk not marked or over-carved");
         if (s->taken + free_objs > s->carved_folios * objs)
             check_failed(s, "more objects taken and free than carved");

@@ -21,20 +21,15 @@ enum pm_kind { PM_SMALL, PM_MEDIUM, PM_POW2, PM_LARGE };
 
 struct pm_bin {
     uint32_t size;            /* object size; the slot size for large bins */
-    uint32_t magic;           /* x / size == (x * magic) >> shift, x < PM_CHUNK */
-    uint8_t shift;
     uint8_t kind;             /* enum pm_kind */
     uint8_t folio_log;        /* log2 of objects per folio */
     uint8_t align_log;        /* every object is aligned to 1 << align_log */
     uint16_t batch;           /* objects in a thread-cache list */
     uint16_t cpu_batches;     /* batches in a CPU-cache list */
-    uint32_t inverse;         /* of size's odd part, mod 2^32 */
-    uint32_t folio_bytes;
     uint32_t objs_per_chunk;
-    uint16_t folios_per_chunk;
-    uint8_t size_tz;          /* size == odd part << size_tz */
+    uint64_t recip;           /* floor(2^64 / size) + 1 */
+    uint64_t bound;           /* the object test's: rel * recip <= bound */
 };
-_Static_assert(PM_MAX_FOLIOS <= UINT16_MAX, "folios_per_chunk is 16 bits");
 _Static_assert(sizeof(struct pm_bin) == 32, "a bin's description is half a cache line");
 
 #pragma GCC visibility push(hidden)
@@ -50,26 +45,42 @@ static inline unsigned pm_bin_of_small(size_t size)
     return pm_bin_by_16[(size + 15) >> 4];
 }
 
+/* Bytes of a folio: its objects, a power of two of them, fill it. */
+static inline size_t pm_folio_bytes(const struct pm_bin *b)
+{
+    return (size_t)b->size << b->folio_log;
+}
+
+static inline uint32_t pm_folios_per_chunk(const struct pm_bin *b)
+{
+    return b->objs_per_chunk >> b->folio_log;
+}
+
+/* x * recip: x / size in the high half; in the low half a value at most
+ * bound exactly when x starts an object (tools/gen_sizeclasses.c,
+ * find_reciprocal, says why). */
+static inline unsigned __int128 pm_by_recip(const struct pm_bin *b, uint32_t x)
+{
+    return (unsigned __int128)x * b->recip;
+}
+
 static inline uint32_t pm_div_size(const struct pm_bin *b, uint32_t x)
 {
-    return (uint32_t)(((uint64_t)x * b->magic) >> b->shift);
+    return (uint32_t)(pm_by_recip(b, x) >> 64);
 }
 
-/* The number of the object of bin b that starts at rel, an offset from a
- * chunk's data start; objs_per_chunk or more when no object starts there.
- * One multiply and a rotation do the bounds and the divisibility test: for
- * a multiple of size the product is the quotient shifted left by size_tz
- * (tools/gen_sizeclasses.c, find_inverse, says why). */
-static inline uint32_t pm_object_index(const struct pm_bin *b, uint32_t rel)
-{
-    uint32_t x = rel * b->inverse;
-    unsigned k = b->size_tz;
-    return x >> k | x << ((32 - k) & 31);
-}
-
+/* rel: an offset from a chunk's data start (below it, wrapped). */
 static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
 {
-    return pm_object_index(b, rel) < b->objs_per_chunk;
+    return (uint64_t)rel * b->recip <= b->bound;
+}
+
+/* The number of the object of bin b that starts at rel, or objs_per_chunk
+ * when no object starts there: one multiply for both. */
+static inline uint32_t pm_object_index(const struct pm_bin *b, uint32_t rel)
+{
+    unsigned __int128 x = pm_by_recip(b, rel);
+    return (uint64_t)x <= b->bound ? (uint32_t)(x >> 64) : b->objs_per_chunk;
 }
 
 #endif

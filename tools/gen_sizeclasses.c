@@ -1,7 +1,8 @@
 /* The size-class generator (supermalloc-ismm2015.txt section 7, the
  * "metaprogram").  It chooses every bin, its folio and its cache sizes,
- * derives the multiply-and-shift constants that replace division, checks
- * them for every offset in a chunk, and writes them as a C header.
+ * derives the multiply-and-shift constant that replaces division and the
+ * object-start test, checks them for every offset in a chunk, and writes
+ * them as a C header.
  *
  * Classes (documented in docs/DESIGN.md):
  *  small   16..256 B, multiples of 16 so every object is 16-byte aligned:
@@ -26,8 +27,8 @@ struct bin {
     unsigned long size;
     int kind;
     unsigned long folio_bytes, objs_per_folio, folios, objs_per_chunk;
-    unsigned long magic, shift, batch, cpu_batches, align;
-    unsigned long inverse, size_tz;
+    unsigned long batch, cpu_batches, align;
+    uint64_t recip, bound;
 };
 
 #define MAXBINS 128
@@ -75,53 +76,32 @@ static unsigned log2_exact(unsigned long v)
     return l;
 }
 
-/* Smallest m, s with x / d == (x * m) >> s for every x < PM_CHUNK,
- * verified exhaustively. */
-static void find_magic(struct bin *b)
+/* recip = floor(2^64 / size) + 1, so that size * recip = 2^64 + e with
+ * 1 <= e <= size.  For x = q * size + r below 2^32, x * recip = q * 2^64
+ * + q * e + r * recip, and q * e + r * recip < 2^64 (q * e < 2^33, recip
+ * > 2^43 as size < 2^21): the high half of the 128-bit product is q,
+ * x / size (Lemire, Kaser and Kurz, "Faster Remainder by Direct
+ * Computation", 2019).  Its low half is q * e when r == 0 and at least
+ * recip otherwise, so with bound = (objs_per_chunk - 1) * e, far below
+ * recip, low <= bound exactly when x starts an object.  An offset rel is
+ * taken from the data start, so offsets before it wrap to the top of the
+ * 32-bit range, where q >= objs_per_chunk.  Verified for every offset in
+ * a chunk. */
+static void find_reciprocal(struct bin *b)
 {
-    for (unsigned long s = 0; s < 64; s++) {
-        unsigned long m = ((1ul << s) + b->size - 1) / b->size;
-        if (m >> 32)
-            break;
-        unsigned long x;
-        for (x = 0; x < PM_CHUNK; x++)
-            if ((x * m) >> s != x / b->size)
-                break;
-        if (x == PM_CHUNK) {
-            b->magic = m;
-            b->shift = s;
-            return;
-        }
-    }
-    die("no magic division for size", b->size);
-}
-
-static uint32_t rotr32(uint32_t x, unsigned k)
-{
-    return k ? x >> k | x << (32 - k) : x;
-}
-
-/* size = odd << size_tz; inverse * odd == 1 mod 2^32.  An offset rel
- * (from the data start, so offsets before it wrap to the top of the
- * 32-bit range) starts an object exactly when
- * rotr32(rel * inverse, size_tz) < objs_per_chunk: the rotation gives
- * rel / size for a multiple of size and a value at least
- * 2^32 / size otherwise.  Verified for every offset in a chunk. */
-static void find_inverse(struct bin *b)
-{
-    b->size_tz = 0;
-    while (!(b->size >> b->size_tz & 1))
-        b->size_tz++;
-    uint32_t odd = (uint32_t)(b->size >> b->size_tz), inv = odd;
-    for (int i = 0; i < 5; i++)
-        inv *= 2 - odd * inv;
-    b->inverse = inv;
+    b->recip = (uint64_t)(((unsigned __int128)1 << 64) / b->size + 1);
+    uint64_t e = (uint64_t)b->size * b->recip;
+    b->bound = (b->objs_per_chunk - 1) * e;
     for (uint64_t a = 0; a < PM_CHUNK; a++) {
+        unsigned __int128 div = (unsigned __int128)a * b->recip;
+        if ((uint64_t)(div >> 64) != a / b->size)
+            die("division wrong for size", b->size);
         uint32_t rel = (uint32_t)a - PM_DATA_START;
         int object = rel < b->objs_per_chunk * b->size && rel % b->size == 0;
-        uint32_t index = rotr32(rel * inv, (unsigned)b->size_tz);
-        if ((index < b->objs_per_chunk) != object || (object && index != rel / b->size))
-            die("inverse test wrong for size", b->size);
+        unsigned __int128 product = (unsigned __int128)rel * b->recip;
+        if (((uint64_t)product <= b->bound) != object ||
+            (object && (uint64_t)(product >> 64) != rel / b->size))
+            die("object test wrong for size", b->size);
     }
 }
 
@@ -157,8 +137,7 @@ static void add_bin(unsigned long size, int kind)
     b->cpu_batches = PM_CPU_LIST_BYTES / (b->batch * size);
     if (b->cpu_batches < 1)
         b->cpu_batches = 1;
-    find_magic(b);
-    find_inverse(b);
+    find_reciprocal(b);
 }
 
 static int by_size(const void *a, const void *b)
@@ -254,13 +233,12 @@ int main(int argc, char **argv)
     fprintf(f, "#define PM_BINS_INIT { \\\n");
     for (int i = 0; i < nbins; i++) {
         const struct bin *b = &bins[i];
-        fprintf(f, "    { .size = %lu, .magic = %lu, .shift = %lu, .kind = %s, "
-                   ".folio_log = %u, .align_log = %u, .batch = %lu, .cpu_batches = %lu, "
-                   ".inverse = %luu, .size_tz = %lu, .folio_bytes = %lu, .objs_per_chunk = %lu, "
-                   ".folios_per_chunk = %lu }, \\\n",
-                b->size, b->magic, b->shift, kind_name[b->kind], log2_exact(b->objs_per_folio),
-                log2_exact(b->align), b->batch, b->cpu_batches, b->inverse, b->size_tz, b->folio_bytes,
-                b->objs_per_chunk, b->folios);
+        fprintf(f, "    { .size = %lu, .kind = %s, .folio_log = %u, .align_log = %u, "
+                   ".batch = %lu, .cpu_batches = %lu, .objs_per_chunk = %lu, "
+                   ".recip = %#llxull, .bound = %#llxull }, \\\n",
+                b->size, kind_name[b->kind], log2_exact(b->objs_per_folio), log2_exact(b->align),
+                b->batch, b->cpu_batches, b->objs_per_chunk, (unsigned long long)b->recip,
+                (unsigned long long)b->bound);
     }
     /* A bin's partial folio lists, one per free count below its objects
      * per folio, start on a cache line of their own (four lists). */

@@ -19,7 +19,7 @@ static const struct pm_bin *b;
 static size_t folio_of(void *p)
 {
     uintptr_t off = (uintptr_t)p & (PM_CHUNK - 1);
-    return (off - PM_DATA_START) / b->folio_bytes;
+    return (off - PM_DATA_START) / pm_folio_bytes(b);
 }
 
 /* take and give call the folios as the thread cache does: each call, then
@@ -131,7 +131,7 @@ int main(void)
     bin = pm_bin_of_small(64);
     b = &pm_bins[bin];
     unsigned n = 1u << b->folio_log; /* 64 objects in a one-page folio */
-    CHECK(n == 64 && b->folio_bytes == PM_PAGE);
+    CHECK(n == 64 && pm_folio_bytes(b) == PM_PAGE);
 
     void *objs[256];
     take(4 * n, objs);

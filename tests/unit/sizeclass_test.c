@@ -25,14 +25,16 @@ static void test_bins(void)
         CHECK(b->size % (1u << b->align_log) == 0 && b->align_log >= 4);
         CHECK(PM_DATA_START % (1u << b->align_log) == 0);
         /* Folios are whole pages holding whole objects: no page-end waste. */
-        CHECK(b->folio_bytes % PM_PAGE == 0);
-        CHECK(b->folio_bytes == n * b->size);
+        CHECK(pm_folio_bytes(b) % PM_PAGE == 0);
+        CHECK(pm_folio_bytes(b) == n * b->size);
         CHECK(n <= PM_MAX_FOLIO_OBJS);
-        CHECK(PM_DATA_START + (size_t)b->folios_per_chunk * b->folio_bytes <= PM_CHUNK);
-        CHECK(PM_DATA_START + (size_t)(b->folios_per_chunk + 1) * b->folio_bytes > PM_CHUNK);
-        CHECK(b->objs_per_chunk == b->folios_per_chunk * n);
-        CHECK(b->size >> b->size_tz << b->size_tz == b->size && (b->size >> b->size_tz & 1));
-        CHECK((uint32_t)(b->inverse * (b->size >> b->size_tz)) == 1);
+        CHECK(PM_DATA_START + (size_t)pm_folios_per_chunk(b) * pm_folio_bytes(b) <= PM_CHUNK);
+        CHECK(PM_DATA_START + (size_t)(pm_folios_per_chunk(b) + 1) * pm_folio_bytes(b) > PM_CHUNK);
+        CHECK(b->objs_per_chunk == pm_folios_per_chunk(b) * n);
+        /* size * recip exceeds 2^64 by 1 to size. */
+        uint64_t e = (uint64_t)b->size * b->recip;
+        CHECK((unsigned __int128)b->size * b->recip >> 64 == 1 && e >= 1 && e <= b->size);
+        CHECK(b->bound == (uint64_t)(b->objs_per_chunk - 1) * e);
         CHECK(b->batch >= 1 && b->cpu_batches >= 1);
         CHECK(i == 0 || b->size > pm_bins[i - 1].size);
         switch (b->kind) {
