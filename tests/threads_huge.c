@@ -4,18 +4,21 @@
  * (whose pages move in from those runs) or grow theirs by realloc.  Every
  * page of an object holds the object's seed and the page's number,
  * checked before the object is resized or freed; a calloc'd object must
- * read as zero where it is checked.
+ * read as zero where it is checked.  Calls go through API(), so that the
+ * TSan variant runs primalloc's functions, not the sanitizer's.
  * Usage: threads_huge [threads] [operations per thread] */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include "api.h"
 #include "check.h"
 
 #define SLOTS 16
 #define PAGE 4096
 
 /* An object: its size in its first page's first word, its seed in the
- * second; every page's first word holds seed + page number. */
+ * second; the first word of every later page that holds a whole word of
+ * the object holds seed + page number. */
 struct head {
     size_t size;
     uint64_t seed;
@@ -25,9 +28,11 @@ static _Atomic(char *) slots[SLOTS];
 static atomic_long allocated, freed;
 static long ops_per_thread;
 
+/* Pages of an object of size bytes (at least 16) whose first word is the
+ * object's. */
 static size_t pages_of(size_t size)
 {
-    return (size + PAGE - 1) / PAGE;
+    return (size - sizeof(uint64_t)) / PAGE + 1;
 }
 
 static void stamp(char *p, size_t size, uint64_t seed)
@@ -53,12 +58,12 @@ static char *make(uint64_t *rng, size_t size)
 {
     char *p;
     if (rng_next(rng) % 4 == 0) {
-        p = calloc(1, size);
+        p = API(calloc)(1, size);
         CHECK(p);
         for (size_t i = 0; i < pages_of(size); i += 7)
             CHECK_MSG(*(uint64_t *)(p + i * PAGE) == 0, "calloc'd %zu bytes not zero at page %zu", size, i);
     } else {
-        p = malloc(size);
+        p = API(malloc)(size);
         CHECK(p);
     }
     stamp(p, size, rng_next(rng));
@@ -69,7 +74,7 @@ static char *make(uint64_t *rng, size_t size)
 static void discard(char *p)
 {
     check(p, SIZE_MAX);
-    free(p);
+    API(free)(p);
     atomic_fetch_add(&freed, 1);
 }
 
@@ -84,7 +89,7 @@ static void *worker(void *arg)
         if (rng_next(&rng) % 3 == 0) {
             size_t size = rng_size(&rng, 1 * MiB + 1, 12 * MiB);
             size_t old = check(got, SIZE_MAX);
-            got = realloc(got, size);
+            got = API(realloc)(got, size);
             CHECK(got);
             check(got, old < size ? old : size);
             stamp(got, size, ((struct head *)got)->seed);
