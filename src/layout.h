@@ -23,10 +23,17 @@
 #define PM_MAX_FOLIO_OBJS 256
 
 /* Cache sizing (section 8): a thread list holds about
- * PM_THREAD_LIST_BYTES of objects, a CPU list about PM_CPU_LIST_BYTES; a
- * CPU holds at most PM_CPU_BUDGET over all its bins, the global level P
- * times that. */
+ * PM_THREAD_LIST_BYTES of objects, and at least PM_THREAD_LIST_OBJS of a
+ * small or medium bin; a CPU list about PM_CPU_LIST_BYTES; a CPU holds at
+ * most PM_CPU_BUDGET over all its bins, the global level P times that.
+ * The least count is the paper's "about 10 objects", which amortise the
+ * CPU level's lock: a thread that allocates and frees a bin at random
+ * goes down a level about once in batch-squared operations (its list and
+ * spare hold from none to two batches, and each move leaves one), so the
+ * bytes alone, two objects of the biggest medium bins, would send every
+ * fourth of its operations there. */
 #define PM_THREAD_LIST_BYTES 8192
+#define PM_THREAD_LIST_OBJS 8
 #define PM_CPU_LIST_BYTES (1ul << 20)
 #define PM_CPU_BUDGET (2ul << 20)
 

@@ -132,8 +132,8 @@ static void add_bin(unsigned long size, int kind)
     if (b->align < PM_ALIGN)
         die("object not 16-byte aligned", size);
     b->batch = kind == LARGE ? 1 : PM_THREAD_LIST_BYTES / size;
-    if (b->batch < 2 && kind != LARGE)
-        b->batch = 2;
+    if (b->batch < PM_THREAD_LIST_OBJS && kind != LARGE)
+        b->batch = PM_THREAD_LIST_OBJS;
     b->cpu_batches = PM_CPU_LIST_BYTES / (b->batch * size);
     if (b->cpu_batches < 1)
         b->cpu_batches = 1;

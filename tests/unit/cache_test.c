@@ -84,11 +84,13 @@ static void many_bins(void)
     CHECK(cached_bytes() <= bound);
 }
 
-/* STEAL_BATCHES reaches past half a CPU list of the bin (154 batches), so
- * that taking the list back is declined (no_taking_back); SHORT_BATCHES
- * stays below it, where declines have a smaller bound. */
-enum { STEAL_SIZE = 3000, STEAL_BATCHES = 96, SHORT_BATCHES = 8 };
-static size_t free_batches = STEAL_BATCHES;
+/* STEAL_BATCHES, three quarters of a CPU list of the bin, reaches past
+ * half of it, so that taking the list back is declined (no_taking_back),
+ * and stays below a whole one, which would go down to the global level;
+ * SHORT_BATCHES stays below half, where declines have a smaller bound. */
+enum { STEAL_SIZE = 3000, SHORT_BATCHES = 8 };
+#define STEAL_BATCHES (3 * (size_t)pm_bins[pm_bin_of_small(STEAL_SIZE)].cpu_batches / 4)
+static size_t free_batches;
 
 /* Pins the calling thread to cpu and frees enough objects there that
  * whole batches reach the CPU level (the last one at exit, when it runs as
@@ -316,6 +318,7 @@ int main(void)
     CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
     pm_free(pm_malloc(1));
     pin(cpu_pair[0]);
+    free_batches = STEAL_BATCHES;
     many_bins();
     steals_across_cpus();
     no_taking_back();
