@@ -35,7 +35,13 @@ static void test_bins(void)
         uint64_t e = (uint64_t)b->size * b->recip;
         CHECK((unsigned __int128)b->size * b->recip >> 64 == 1 && e >= 1 && e <= b->size);
         CHECK(b->bound == (uint64_t)(b->objs_per_chunk - 1) * e);
-        CHECK(b->batch >= 1 && b->cpu_batches >= 1);
+        CHECK(b->cpu_batches >= 1);
+        /* A large bin's list holds one object; any other's at least
+         * PM_THREAD_LIST_OBJS, and more only as PM_THREAD_LIST_BYTES allows. */
+        CHECK(b->kind == PM_LARGE ? b->batch == 1
+                                  : b->batch >= PM_THREAD_LIST_OBJS &&
+                                        (b->batch == PM_THREAD_LIST_OBJS ||
+                                         (size_t)b->batch * b->size <= PM_THREAD_LIST_BYTES));
         CHECK(i == 0 || b->size > pm_bins[i - 1].size);
         switch (b->kind) {
         case PM_SMALL:
