@@ -179,11 +179,7 @@ void pm_guard_free(void *p, const char *call, void *site)
     for (const char *b = page_of(g->p); b < g->p; b++) {
         if (*b != (char)FILL) {
             char buf[400];
-            char *o = pm_os_put_str(buf, "primalloc: ");
-            o = pm_os_put_str(o, call);
-            o = pm_os_put_str(o, "(");
-            o = pm_os_put_hex(o, (uintptr_t)p);
-            die_about(buf, pm_os_put_str(o, "): "), "underflow before", g);
+            die_about(buf, pm_os_put_call(buf, call, p), "underflow before", g);
         }
     }
     g->freed = 1;
@@ -217,10 +213,8 @@ static void on_fault(void *addr)
         if (!g->map || a < g->map || a >= g->map + g->len)
             continue;
         char buf[400];
-        char *o = pm_os_put_str(buf, "primalloc: access(");
-        o = pm_os_put_str(pm_os_put_hex(o, (uintptr_t)a), "): ");
-        die_about(buf, o, g->freed ? "use after free of" : a < g->p ? "underflow before" : "overflow past",
-                  g);
+        const char *what = g->freed ? "use after free of" : a < g->p ? "underflow before" : "overflow past";
+        die_about(buf, pm_os_put_call(buf, "access", a), what, g);
     }
 }
 

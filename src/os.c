@@ -289,16 +289,19 @@ _Noreturn void pm_os_die(char *buf, char *end)
     abort();
 }
 
-_Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
+char *pm_os_put_call(char *o, const char *call, const void *ptr)
 {
-    char buf[160];
-    char *o = pm_os_put_str(buf, "primalloc: ");
+    o = pm_os_put_str(o, "primalloc: ");
     o = pm_os_put_str(o, call);
     o = pm_os_put_str(o, "(");
     o = pm_os_put_hex(o, (uintptr_t)ptr);
-    o = pm_os_put_str(o, "): ");
-    o = pm_os_put_str(o, what);
-    pm_os_die(buf, o);
+    return pm_os_put_str(o, "): ");
+}
+
+_Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
+{
+    char buf[160];
+    pm_os_die(buf, pm_os_put_str(pm_os_put_call(buf, call, ptr), what));
 }
 
 #ifdef PM_DEBUG

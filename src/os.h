@@ -86,6 +86,8 @@ _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 char *pm_os_put_str(char *o, const char *s);
 char *pm_os_put_hex(char *o, uintptr_t v);
 char *pm_os_put_dec(char *o, uint64_t v);
+/* "primalloc: CALL(PTR): ", the start of every line about a call. */
+char *pm_os_put_call(char *o, const char *call, const void *ptr);
 _Noreturn void pm_os_die(char *buf, char *end);
 
 /* PM_ASSERT states an invariant of primalloc's own structures; it is
