@@ -15,6 +15,7 @@
 #include "cache.h"
 #include "chunk_pool.h"
 #include "folio.h"
+#include "guard.h"
 #include "primalloc.h"
 #include "thread_cache.h"
 
@@ -304,5 +305,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pm_folio_check();
     pm_cache_check();
     pm_tc_check();
+    pm_guard_check();
     return 0;
 }

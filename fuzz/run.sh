@@ -20,10 +20,12 @@ new=$build/fuzz/new
 rm -rf "$new"
 mkdir -p "$new"
 # New inputs go to the first directory only; the corpus is read.  The RSS
-# limit leaves room for 64 blocks of up to 6 MiB under ASan.
+# limit leaves room for 64 blocks of up to 6 MiB under ASan.  One
+# allocation in 16 gets guard pages, so that guarded objects go through
+# every call the inputs make and the guard records meet their validator.
 log=$build/fuzz/log
 status=0
-"$bin" -max_total_time="$seconds" -max_len=2048 -timeout=60 -rss_limit_mb=3072 \
+PRIMALLOC_GUARD_RATE=16 "$bin" -max_total_time="$seconds" -max_len=2048 -timeout=60 -rss_limit_mb=3072 \
   -print_final_stats=1 -artifact_prefix="$build/fuzz/" "$new" "$here/corpus" >"$log" 2>&1 ||
   status=$?
 # Everything but the progress lines, then the last of those.

@@ -196,10 +196,64 @@ void pm_guard_free(void *p, const char *call, void *site)
         q_first = (q_first + 1) % PM_GUARD_QUARANTINE;
         q_n--;
     }
-    quarantine[(q_first + q_n++) % PM_GUARD_QUARANTINE] = (uint16_t)(cells[lookup(p)] - 1);
+    quarantine[(q_first + q_n++) % PM_GUARD_QUARANTINE] = (uint16_t)(g - records);
     pm_lock_drop(&lock);
     if (old.map)
         pm_os_unmap(old.map, old.len);
+}
+
+static void check_failed(const void *where, const char *what)
+{
+    pm_fatal("guard check", where, what);
+}
+
+/* A record in use: its object is in its mapping, after the guard before it
+ * and ending at the guard after it, and the table finds it. */
+static void check_record(unsigned i)
+{
+    const struct guarded *g = &records[i];
+    char *guard = g->map + g->len - PM_PAGE;
+    if (g->p < g->map + PM_PAGE || g->p + g->usable != guard || g->usable > g->len)
+        check_failed(g->p, "object not between its guard pages");
+    if (cells[lookup(g->p)] != i + 1)
+        check_failed(g->p, "table does not find the object's record");
+}
+
+void pm_guard_check(void)
+{
+    if (!records)
+        return;
+    pm_lock_take(&lock);
+    uint8_t seen[PM_GUARD_OBJECTS] = {0}; /* 1: unused, 2: quarantined */
+    if (nunused > PM_GUARD_OBJECTS || q_n > PM_GUARD_QUARANTINE || q_first >= PM_GUARD_QUARANTINE)
+        check_failed(&nunused, "counts out of range");
+    for (unsigned k = 0; k < nunused; k++) {
+        if (unused[k] >= PM_GUARD_OBJECTS || seen[unused[k]] || records[unused[k]].map)
+            check_failed(&unused[k], "unused list names a record twice or in use");
+        seen[unused[k]] = 1;
+    }
+    for (unsigned k = 0; k < q_n; k++) {
+        uint16_t i = quarantine[(q_first + k) % PM_GUARD_QUARANTINE];
+        if (i >= PM_GUARD_OBJECTS || seen[i] || !records[i].freed)
+            check_failed(&quarantine[k], "quarantine names a record twice, unused or live");
+        seen[i] = 2;
+    }
+    unsigned used = 0, filled = 0;
+    for (unsigned i = 0; i < PM_GUARD_OBJECTS; i++) {
+        if (seen[i] == 1)
+            continue;
+        if (!records[i].map)
+            check_failed(&records[i], "record neither unused nor in use");
+        if (records[i].freed != (seen[i] == 2))
+            check_failed(records[i].p, "freed record outside the quarantine");
+        check_record(i);
+        used++;
+    }
+    for (unsigned c = 0; c < CELLS; c++)
+        filled += cells[c] != 0;
+    if (filled != used || used + nunused != PM_GUARD_OBJECTS)
+        check_failed(cells, "table cells disagree with the records in use");
+    pm_lock_drop(&lock);
 }
 
 /* In the signal handler: no lock (the faulting thread may hold it), a

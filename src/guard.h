@@ -59,6 +59,13 @@ int pm_guard_find(const void *p, size_t *usable, int *freed);
  * the API function named if the bytes before p were overwritten. */
 void pm_guard_free(void *p, const char *call, void *site);
 
+/* Checks the records against the table and the quarantine: each record in
+ * use is found by its object's address, lies in its mapping and ends at
+ * its guard page; each unused one is empty and listed once as unused; the
+ * quarantine holds exactly the freed records, each once.  Ends in pm_fatal
+ * naming the first that fails.  Takes the lock while it runs. */
+void pm_guard_check(void);
+
 void pm_guard_prefork(void);
 void pm_guard_postfork(void);
 

@@ -203,6 +203,7 @@ static void check_sometimes(void)
     pm_cache_check();
     pm_folio_check();
     pm_pool_check();
+    pm_guard_check();
 }
 #else
 static void check_sometimes(void)
