@@ -47,7 +47,7 @@ static pm_lock lock;
 static struct free_run *lists[KINDS][CLASSES];
 static uint64_t nonempty[KINDS];           /* bit c: lists[k][c] has a run */
 static struct free_run *oldest, *newest;   /* the age list */
-static size_t mapped_chunks, peak_chunks, free_chunks, nruns;
+static size_t mapped_chunks, peak_chunks, free_chunks, clean_chunks, nruns;
 static struct free_run *blocks[MAX_BLOCKS]; /* record n + 1 is blocks[n / PER_BLOCK][n % PER_BLOCK] */
 static size_t nblocks;
 static size_t carved = PER_BLOCK;            /* records of the newest block handed out */
@@ -120,6 +120,7 @@ static void link_run(struct free_run *r)
         oldest = r;
     newest = r;
     free_chunks += r->chunks;
+    clean_chunks += k == CLEAN ? r->chunks : 0;
     nruns++;
     pm_fp_pooled((long)r->dirty);
 }
@@ -142,6 +143,7 @@ static void unlink_run(struct free_run *r)
     else
         newest = r->older;
     free_chunks -= r->chunks;
+    clean_chunks -= k == CLEAN ? r->chunks : 0;
     nruns--;
     pm_fp_pooled(-(long)r->dirty);
 }
@@ -271,6 +273,29 @@ static size_t cut(struct free_run *r, uintptr_t s, size_t chunks)
     return at_most(dirty, chunks * PM_CHUNK);
 }
 
+/* With the lock held, before more address space is reserved: clean free
+ * runs, oldest first, are unmapped while they outnumber the chunks in use.
+ * A request that no free run fits leaves the rest of its reservation free,
+ * and a committed run that a later free files between such pieces keeps
+ * them from coalescing: a loop of aligned huge objects would otherwise
+ * reserve anew each time and hold all of it until the decay.  Clean runs
+ * hold no pages, so unmapping them costs no page faults later. */
+static void unmap_clean_locked(void)
+{
+    for (struct free_run *r = oldest, *newer; r && clean_chunks > mapped_chunks - free_chunks; r = newer) {
+        newer = r->newer;
+        if (r->dirty)
+            continue;
+        uintptr_t base = addr(r);
+        size_t chunks = r->chunks;
+        unlink_run(r);
+        drop_record(r);
+        forget_locked(base, chunks);
+        pm_os_unmap((void *)base, chunks * PM_CHUNK);
+        pm_count(PM_EV_unmaps);
+    }
+}
+
 /* With the lock held: maps a reservation that holds `need` bytes and files
  * it as a free run. */
 static int reserve(size_t need)
@@ -380,8 +405,11 @@ static void *take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size
     size_t need = chunks + (align - PM_CHUNK) / PM_CHUNK;
     pm_lock_take(&lock);
     struct free_run *r = best_fit(need);
-    if (!r && reserve(need * PM_CHUNK))
-        r = best_fit(need);
+    if (!r) {
+        unmap_clean_locked();
+        if (reserve(need * PM_CHUNK))
+            r = best_fit(need);
+    }
     if (!r) {
         pm_lock_drop(&lock);
         while (pm_pool_purge_one(0, 1))
@@ -487,7 +515,7 @@ void pm_pool_census(struct pm_pool_census *out)
 void pm_pool_check(void)
 {
     pm_lock_take(&lock);
-    size_t chunks = 0, runs = 0;
+    size_t chunks = 0, clean = 0, runs = 0;
     for (struct free_run *r = oldest, *prev = 0; r; prev = r, r = r->newer) {
         uintptr_t base = addr(r), last = base + (r->chunks - 1) * PM_CHUNK;
         if (r->older != prev)
@@ -505,13 +533,14 @@ void pm_pool_check(void)
             joinable(pm_chunk_entry_of(last + PM_CHUNK), r->dirty))
             pm_fatal("pool check", r, "free neighbours of one kind not coalesced");
         chunks += r->chunks;
+        clean += r->dirty ? 0 : r->chunks;
         runs++;
     }
     for (unsigned k = 0; k < KINDS; k++)
         for (unsigned c = 0; c < CLASSES; c++)
             if (!lists[k][c] != !(nonempty[k] >> c & 1))
                 pm_fatal("pool check", lists[k][c], "class bitmap disagrees with its list");
-    if (chunks != free_chunks || runs != nruns || free_chunks > mapped_chunks)
+    if (chunks != free_chunks || clean != clean_chunks || runs != nruns || free_chunks > mapped_chunks)
         pm_fatal("pool check", 0, "counts disagree with the runs");
     size_t spares = 0;
     for (const struct free_run *r = spare; r; r = r->next)

@@ -20,7 +20,9 @@
  * bound), and the sum is counted as pooled by the footprint rule
  * (footprint.h); only a run counted 0 reads as zero.  A purged run is
  * unmapped, not only uncommitted, so the address space held follows the
- * footprint rather than the history of size classes.
+ * footprint rather than the history of size classes; clean runs, which
+ * the footprint does not count, are unmapped before more address space is
+ * reserved while they outnumber the chunks in use.
  *
  * New address space comes in reservations that grow with what is mapped
  * (a quarter of it, from RESERVE_MIN to RESERVE_MAX in chunk_pool.c), so a

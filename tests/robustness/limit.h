@@ -1,6 +1,5 @@
 /* Address-space limits relative to what the process already has mapped:
- * primalloc's chunk table alone is 512 MiB of .bss, so only a limit above
- * the current VmSize means anything. */
+ * only a limit above the current VmSize means anything. */
 #ifndef PM_TRUST_LIMIT_H
 #define PM_TRUST_LIMIT_H
 
