@@ -70,12 +70,19 @@ static void free_list(void *head)
     }
 }
 
-/* Runs in a process exec'd under the limit. */
+/* Runs in a process exec'd under the limit.  The threads' stacks are 1 MiB:
+ * sixteen default stacks of 8 MiB take 128 MiB of the limit whenever the
+ * threads overlap, which depends on the scheduler, and leave less than
+ * the 2 MiB chunk that each size class the threads touch needs. */
 static int limited_run(void)
 {
     pthread_t t[16];
+    pthread_attr_t attr;
+    CHECK(pthread_attr_init(&attr) == 0);
+    CHECK(pthread_attr_setstacksize(&attr, MiB) == 0);
     for (int i = 0; i < 16; i++)
-        CHECK(pthread_create(&t[i], NULL, touch_a_little, NULL) == 0);
+        CHECK(pthread_create(&t[i], &attr, touch_a_little, NULL) == 0);
+    CHECK(pthread_attr_destroy(&attr) == 0);
     for (int i = 0; i < 16; i++)
         CHECK(pthread_join(t[i], NULL) == 0);
     /* What is left of the limit must mostly serve: a huge object of 3 MiB
