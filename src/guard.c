@@ -213,7 +213,7 @@ static void check_record(unsigned i)
 {
     const struct guarded *g = &records[i];
     char *guard = g->map + g->len - PM_PAGE;
-    if (g->p < g->map + PM_PAGE || g->p + g->usable != guard || g->usable > g->len)
+    if (g->p < g->map + PM_PAGE || g->p + g->usable != guard)
         check_failed(g->p, "object not between its guard pages");
     if (cells[lookup(g->p)] != i + 1)
         check_failed(g->p, "table does not find the object's record");

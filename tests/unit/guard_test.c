@@ -58,10 +58,10 @@ int main(void)
 
     const size_t sizes[] = {1, 16, 100, 4096, 5000, 70000};
     const size_t aligns[] = {16, 64, 4096, 65536};
-    enum { N = sizeof sizes / sizeof sizes[0] * (sizeof aligns / sizeof aligns[0]) };
+    enum { NSIZES = sizeof sizes / sizeof sizes[0], N = NSIZES * (sizeof aligns / sizeof aligns[0]) };
     void *live[N];
     for (unsigned i = 0; i < N; i++)
-        live[i] = alloc_checked(sizes[i % 6], aligns[i / 6]);
+        live[i] = alloc_checked(sizes[i % NSIZES], aligns[i / NSIZES]);
     pm_guard_check();
 
     /* Freed objects stay known, as freed, until PM_GUARD_QUARANTINE later
