@@ -507,6 +507,17 @@ PM_STD(malloc_usable_size, pm_malloc_usable_size);
 PM_STD(free_sized, pm_free_sized);
 PM_STD(free_aligned_sized, pm_free_aligned_sized);
 PM_STD(cfree, pm_free);
+/* glibc's internal names for its allocator, which some programs and
+ * interposers call: they must reach this heap, or what they allocate
+ * meets free as a foreign pointer. */
+PM_STD(__libc_malloc, pm_malloc);
+PM_STD(__libc_free, pm_free);
+PM_STD(__libc_calloc, pm_calloc);
+PM_STD(__libc_realloc, pm_realloc);
+PM_STD(__libc_memalign, pm_memalign);
+PM_STD(__libc_valloc, pm_valloc);
+PM_STD(__libc_pvalloc, pm_pvalloc);
+PM_STD(__posix_memalign, pm_posix_memalign);
 PM_STD(malloc_trim, trim_with_pad);
 PM_STD(mallopt, mallopt_accepted);
 #endif

@@ -12,6 +12,8 @@ static const char *const names[] = {
     "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
     "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size",
     "free_sized", "free_aligned_sized", "malloc_stats", "malloc_info", "mallinfo", "mallinfo2",
+    "cfree", "__libc_malloc", "__libc_free", "__libc_calloc", "__libc_realloc",
+    "__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__posix_memalign",
     "pm_malloc", "pm_free", "pm_calloc", "pm_realloc", "pm_reallocarray",
     "pm_posix_memalign", "pm_aligned_alloc", "pm_memalign", "pm_valloc",
     "pm_pvalloc", "pm_malloc_usable_size", "pm_free_sized",
