@@ -43,6 +43,19 @@ uint64_t pm_os_random_seed(void);
 uint32_t pm_os_now_ms(void);
 void pm_os_sleep_ms(uint32_t ms);
 
+/* Whether a task run every `period` ms is due at `now`, *next being its
+ * next run (0 before the first: the clock counts from boot, so a first
+ * run compared with 0 would wait out half the clock's cycle, 24.8 days,
+ * wherever boot lies past that).  Of callers racing for one run, one gets
+ * 1 and moves *next on. */
+static inline int pm_os_due(uint32_t *next, uint32_t now, uint32_t period)
+{
+    uint32_t due = __atomic_load_n(next, __ATOMIC_RELAXED);
+    return (!due || (int32_t)(now - due) >= 0) &&
+           __atomic_compare_exchange_n(next, &due, now + period, 0, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
+}
+
 /* Whether the environment sets variable name to "1". */
 int pm_os_env_on(const char *name);
 /* The decimal number the environment sets variable name to, or 0 when it

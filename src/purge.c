@@ -73,10 +73,8 @@ void pm_purge_settle(void)
         ;
     if (pending())
         background_needed();
-    uint32_t now = pm_os_now_ms(), due = __atomic_load_n(&next_decay, __ATOMIC_RELAXED);
-    if ((int32_t)(now - due) < 0 ||
-        !__atomic_compare_exchange_n(&next_decay, &due, now + PM_DECAY_MS / 4, 0, __ATOMIC_RELAXED,
-                                     __ATOMIC_RELAXED))
+    uint32_t now = pm_os_now_ms();
+    if (!pm_os_due(&next_decay, now, PM_DECAY_MS / 4))
         return;
     while (pm_pool_purge_one(now - PM_DECAY_MS, 0) || pm_folio_purge_one(now - PM_DECAY_MS, 0))
         ;

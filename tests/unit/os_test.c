@@ -1,5 +1,6 @@
-/* The platform layer's parsers of what the environment says: numbers and
- * signal names or numbers, with everything that is not one read as 0. */
+/* The platform layer's parsers of what the environment says (numbers and
+ * signal names or numbers, with everything that is not one read as 0) and
+ * its test of when a periodic task is due. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,10 +42,28 @@ static void test_signal_number(void)
     CHECK(pm_os_signal_number("SIGNOPE") == 0);
 }
 
+/* A periodic task is due at its first call wherever the clock stands, its
+ * sign bit set included, and then once a period. */
+static void test_due(void)
+{
+    static const uint32_t starts[] = {1000, 0x7fffff00u, 0x90000000u, 0xffffff00u};
+    for (unsigned i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+        uint32_t next = 0, now = starts[i];
+        CHECK(pm_os_due(&next, now, 250));
+        CHECK(next == now + 250);
+        CHECK(!pm_os_due(&next, now + 249, 250));
+        CHECK(pm_os_due(&next, now + 250, 250));
+        CHECK(!pm_os_due(&next, now + 251, 250));
+        CHECK(pm_os_due(&next, now + 600, 250));
+        CHECK(next == now + 850);
+    }
+}
+
 int main(void)
 {
     test_env_number();
     test_signal_number();
-    printf("os: parsers ok\n");
+    test_due();
+    printf("os: parsers and clock ok\n");
     return 0;
 }
