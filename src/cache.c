@@ -2,6 +2,7 @@
 #include "chunk_table.h"
 #include "counters.h"
 #include "folio.h"
+#include "footprint.h"
 #include "free_object.h"
 #include "lock.h"
 #include "os.h"
@@ -27,10 +28,14 @@ struct cpu_held {
  * that a waiter spinning on it does not pull the chains away from the
  * holder (section 8).  `left` and `loose` hold what threads that exited
  * on this CPU had cached: whole batches, counted in the CPU's budget, and
- * fewer than a batch, outside it. */
+ * fewer than a batch, outside it.  `used_at` shares the lock's line, which
+ * its writer, the holder, owns anyway. */
 struct cpu_bin {
     pm_lock lock;
-    char pad1[60];
+    uint32_t used_at; /* pm_os_now_ms() at the last put or leave here, or
+                         when decay last emptied it; written under the
+                         lock, read by decay before it takes the lock */
+    char pad1[56];
     struct chain cur, full, left;
     void *loose;
     uint16_t nloose;
@@ -43,11 +48,12 @@ _Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
 
 #define GLOBAL_MAX 128
 
-/* A chain in the global level, and the CPU that handed it down; two a
- * line. */
+/* A chain in the global level, the CPU that handed it down and when; two
+ * a line. */
 struct global_slot {
     struct chain chain;
     uint32_t owner;
+    uint32_t since; /* pm_os_now_ms() when handed down */
 } __attribute__((aligned(32)));
 
 /* n: chains in the bin's slots (global_slots_of), changed under the lock
@@ -153,6 +159,12 @@ static int within_budget(const struct cpu_bin *c, long bytes)
 static long bytes_of(unsigned bin, size_t nbatches)
 {
     return (long)(nbatches * pm_bins[bin].batch * pm_bins[bin].size);
+}
+
+/* c was put to or left in at `now`; its lock is held. */
+static void touch(struct cpu_bin *c, uint32_t now)
+{
+    __atomic_store_n(&c->used_at, now, __ATOMIC_RELAXED);
 }
 
 static void cpu_unlock(struct cpu_bin *c)
@@ -378,7 +390,7 @@ void *pm_cache_get(unsigned bin, const char *call)
 
 /* Hands a whole chain to the global level if it has room (room in its array and
  * budget); 1 if it took it.  Called with the CPU lock held. */
-static int to_global(unsigned bin, struct chain ch, uint32_t from)
+static int to_global(unsigned bin, struct chain ch, uint32_t from, uint32_t now)
 {
     long bytes = bytes_of(bin, ch.nbatches);
     if (__atomic_add_fetch(&global_held.bytes, bytes, __ATOMIC_RELAXED) > global_budget) {
@@ -389,7 +401,7 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
     pm_lock_take(global_lock(bin));
     int took = g->n < global_cap;
     if (took) {
-        global_slots_of(bin)[g->n] = (struct global_slot){.chain = ch, .owner = from};
+        global_slots_of(bin)[g->n] = (struct global_slot){.chain = ch, .owner = from, .since = now};
         __atomic_store_n(&g->n, g->n + 1, __ATOMIC_RELAXED);
     }
     pm_lock_drop(global_lock(bin));
@@ -400,7 +412,7 @@ static int to_global(unsigned bin, struct chain ch, uint32_t from)
     return took;
 }
 
-void pm_cache_put(unsigned bin, void *batch, int cpu)
+static void put(unsigned bin, void *batch, int cpu, uint32_t now)
 {
     pm_count_bin(bin, PM_EV_flushes);
     struct cpu_bin *c = cpu_bin_at(bin, cpu);
@@ -411,6 +423,7 @@ void pm_cache_put(unsigned bin, void *batch, int cpu)
     unsigned cap = pm_bins[bin].cpu_batches;
     long *h = held_by(c), one = bytes_of(bin, 1);
     pm_lock_take(&c->lock);
+    touch(c, now);
     if (c->cur.nbatches >= cap && !c->full.first) {
         c->full = c->cur;
         c->cur = (struct chain){0, 0};
@@ -422,7 +435,7 @@ void pm_cache_put(unsigned bin, void *batch, int cpu)
          * are still in this CPU's cache: walking the older chain, cold by
          * now, would miss on every object. */
         struct chain *old = c->full.first ? &c->full : &c->cur;
-        if (!old->first || !to_global(bin, *old, cpu_of(c))) {
+        if (!old->first || !to_global(bin, *old, cpu_of(c), now)) {
             cpu_unlock(c);
             pm_folio_free_list(bin, batch, "free");
             return;
@@ -441,10 +454,11 @@ void pm_cache_put(unsigned bin, void *batch, int cpu)
 
 /* A full batch goes on c's chain of what threads left if the CPU has room
  * (counted as pm_cache_put counts), else to the folios. */
-static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch)
+static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch, uint32_t now)
 {
     long one = bytes_of(bin, 1);
     pm_lock_take(&c->lock);
+    touch(c, now);
     int room = c->left.nbatches < pm_bins[bin].cpu_batches && within_budget(c, one);
     if (room) {
         chain_push(&c->left, batch);
@@ -459,7 +473,7 @@ static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch)
  * c while the list is walked.  Returns a full batch cut from the two, or
  * NULL; what is left over becomes c's loose objects, or goes to the folios
  * if another exit has put some there meanwhile. */
-static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n)
+static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n, uint32_t now)
 {
     unsigned batch = pm_bins[bin].batch;
     pm_lock_take(&c->lock);
@@ -485,6 +499,7 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n)
     if (!list)
         return full;
     pm_lock_take(&c->lock);
+    touch(c, now);
     int room = !c->loose;
     if (room) {
         c->loose = list;
@@ -496,22 +511,42 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n)
     return full;
 }
 
-void pm_cache_leave(unsigned bin, void *list, unsigned n, int cpu)
+static void leave(unsigned bin, void *list, unsigned n, int cpu, uint32_t now)
 {
     pm_count_bin(bin, PM_EV_flushes);
     struct cpu_bin *c = cpu_bin_at(bin, cpu);
     if (!c)
         pm_folio_free_list(bin, list, "free");
-    else if (n == pm_bins[bin].batch || (list = join_loose(c, bin, list, n)))
-        leave_batch(c, bin, list);
+    else if (n == pm_bins[bin].batch || (list = join_loose(c, bin, list, n, now)))
+        leave_batch(c, bin, list, now);
 }
 
-void pm_cache_drain(void)
+/* Whether time stamp `at` lies before `before`, on the wrapping clock. */
+static int older(uint32_t at, uint32_t before)
 {
+    return (int32_t)(at - before) < 0;
+}
+
+/* Returns cached objects to their folios: at `now`, everything when all,
+ * else what has lain there PM_DECAY_MS (a CPU's chains of a bin that no
+ * thread put to or left in for that long, and global chains handed down
+ * that long ago).  A CPU's cache that decay
+ * emptied counts as touched then, so that an idle one is locked once a
+ * decay time, not at every decay. */
+static void drain(uint32_t now, int all)
+{
+    uint32_t before = now - PM_DECAY_MS;
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         for (unsigned s = 0; cpus && s < ncpus; s++) {
             struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
+            if (!all && !older(__atomic_load_n(&c->used_at, __ATOMIC_RELAXED), before))
+                continue;
             pm_lock_take(&c->lock);
+            if (!all && !older(c->used_at, before)) {
+                pm_lock_drop(&c->lock);
+                continue;
+            }
+            touch(c, now);
             struct chain cur = c->cur, full = c->full, left = c->left;
             void *loose = c->loose;
             c->cur = c->full = c->left = (struct chain){0, 0};
@@ -526,17 +561,63 @@ void pm_cache_drain(void)
             if (loose)
                 pm_folio_free_list(bin, loose, "free");
         }
-        for (;;) {
-            pm_lock_take(global_lock(bin));
-            unsigned n = globals[bin].n;
-            struct chain ch = n ? global_remove(bin, n - 1) : (struct chain){0, 0};
-            pm_lock_drop(global_lock(bin));
-            __atomic_fetch_sub(&global_held.bytes, bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
-            if (!ch.first)
-                break;
-            chain_free(bin, ch);
-        }
+        if (!__atomic_load_n(&globals[bin].n, __ATOMIC_RELAXED))
+            continue;
+        /* Taken out under the lock, freed after it.  Removing slot k
+         * moves the last one into it, which the walk down has seen. */
+        struct chain out[GLOBAL_MAX];
+        unsigned nout = 0;
+        size_t batches = 0;
+        pm_lock_take(global_lock(bin));
+        for (unsigned k = globals[bin].n; k-- > 0;)
+            if (all || older(global_slots_of(bin)[k].since, before)) {
+                out[nout] = global_remove(bin, k);
+                batches += out[nout++].nbatches;
+            }
+        pm_lock_drop(global_lock(bin));
+        __atomic_fetch_sub(&global_held.bytes, bytes_of(bin, batches), __ATOMIC_RELAXED);
+        for (unsigned i = 0; i < nout; i++)
+            chain_free(bin, out[i]);
     }
+}
+
+void pm_cache_drain(void)
+{
+    drain(pm_os_now_ms(), 1);
+}
+
+/* Decay runs at most every quarter of PM_DECAY_MS, after a put or leave
+ * has dropped its locks (the calls that read the clock: a get only takes
+ * out what a put brought).  Without it, what a bin that a program
+ * stopped using, or a CPU its threads left, holds would stay cached for
+ * good: up to PM_CPU_BUDGET a CPU and as much again at the global level,
+ * with the folios those objects keep from emptying.  It also asks for a
+ * settle, which the callers run (purge.h): the footprint's own decay of
+ * dirty folios and pooled runs runs only at a settle, which otherwise
+ * waits for a call to the folios, and a program whose calls stay in the
+ * caches would keep what it freed before committed for good. */
+static uint32_t next_decay;
+
+static void decay_if_due(uint32_t now)
+{
+    if (!pm_os_due(&next_decay, now, PM_DECAY_MS / 4))
+        return;
+    drain(now, 0);
+    pm_fp_want_settle();
+}
+
+void pm_cache_put(unsigned bin, void *batch, int cpu)
+{
+    uint32_t now = pm_os_now_ms();
+    put(bin, batch, cpu, now);
+    decay_if_due(now);
+}
+
+void pm_cache_leave(unsigned bin, void *list, unsigned n, int cpu)
+{
+    uint32_t now = pm_os_now_ms();
+    leave(bin, list, n, cpu, now);
+    decay_if_due(now);
 }
 
 void pm_cache_census(unsigned bin, size_t *cpu, size_t *global)
@@ -600,6 +681,7 @@ static void check_chain(unsigned bin, const struct chain *ch)
 void pm_cache_check(void)
 {
     pm_cache_prefork();
+    uint32_t now = pm_os_now_ms();
     long global = 0;
     for (unsigned s = 0; cpus && s < ncpus; s++) {
         long bytes = 0;
@@ -613,6 +695,8 @@ void pm_cache_check(void)
             check_objects(bin, c->loose, c->nloose);
             if (c->batches != c->cur.nbatches + c->full.nbatches)
                 check_failed(c, "published batch count stale");
+            if (older(now, c->used_at))
+                check_failed(c, "CPU cache used later than now");
             bytes += bytes_of(bin, c->cur.nbatches + c->full.nbatches + c->left.nbatches);
         }
         if (bytes != held[s].bytes)
@@ -627,6 +711,8 @@ void pm_cache_check(void)
             check_chain(bin, &slot->chain);
             if (slot->owner >= ncpus)
                 check_failed(slot, "global list owned by no CPU");
+            if (older(now, slot->since))
+                check_failed(slot, "global list handed down later than now");
             global += bytes_of(bin, slot->chain.nbatches);
         }
     }

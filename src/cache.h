@@ -15,7 +15,10 @@
  * links are encoded (free_object.h).
  *
  * Promises: a batch put is got back whole or reaches the folios; nothing
- * is lost or duplicated. */
+ * is lost or duplicated.  What a CPU's chains of a bin hold when no put
+ * or leave has touched them for PM_DECAY_MS (footprint.h), and a global
+ * chain handed down that long ago, reach the folios at a later put or
+ * leave of any bin, which also asks for a settle (footprint.h). */
 #ifndef PM_CACHE_H
 #define PM_CACHE_H
 
@@ -57,7 +60,8 @@ size_t pm_cache_count(unsigned bin);
  * batches it counts and every batch exactly a batch of objects of its
  * bin, loose objects are fewer than a batch, each CPU's held bytes are
  * those of its chains and the global level's those of its chains, within
- * its budget.  Ends in pm_fatal naming the first that fails.  Takes every
+ * its budget, and no time stamp of a CPU's cache or a global chain lies
+ * after now.  Ends in pm_fatal naming the first that fails.  Takes every
  * lock of the caches while it runs. */
 void pm_cache_check(void);
 

@@ -1,11 +1,16 @@
-/* Usage: quiet_purge on|off
+/* Usage: quiet_purge on|off|busy
  * A burst of 512 MiB (small, large and huge objects) is written, freed,
- * and followed by no allocation at all.
- *  on:  run with PRIMALLOC_PURGE_THREAD=1; the resident set must fall to
- *       within QUIET_SLACK of where it started within twice the decay
- *       time (src/footprint.h), the background thread's doing.
- *  off: run without it; the process must still have one thread: no
- *       thread of primalloc's by default. */
+ * and followed by no allocation at all, or by work of another size only.
+ *  on:   run with PRIMALLOC_PURGE_THREAD=1; the resident set must fall to
+ *        within QUIET_SLACK of where it started within twice the decay
+ *        time (src/footprint.h), the background thread's doing.
+ *  off:  run without it; the process must still have one thread: no
+ *        thread of primalloc's by default.
+ *  busy: run without it; rounds of 64-byte objects, allocated and freed
+ *        through the caches, follow the burst, and the resident set must
+ *        fall as for `on` within four decay times: the burst's sizes,
+ *        cached or free, go back though the program never calls for
+ *        them again. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,15 +56,42 @@ static void burst(void)
     free(objs);
 }
 
+/* One round of work in one size: ROUND_OBJECTS of 64 bytes, more than a
+ * thread's lists hold, allocated, then freed. */
+#define ROUND_OBJECTS 20000
+static void *round_objects[ROUND_OBJECTS];
+
+static void work_round(void)
+{
+    for (int i = 0; i < ROUND_OBJECTS; i++)
+        CHECK((round_objects[i] = malloc(64)));
+    for (int i = 0; i < ROUND_OBJECTS; i++)
+        free(round_objects[i]);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
-    int on = !strcmp(argv[1], "on");
+    int on = !strcmp(argv[1], "on"), busy = !strcmp(argv[1], "busy");
     CHECK(on == !!getenv(PM_PURGE_THREAD_ENV));
+    work_round();
     size_t before = rss_bytes();
     burst();
     size_t after_burst = rss_bytes();
     CHECK(after_burst > before + 256 * MiB);
+    if (busy) {
+        size_t now = after_burst;
+        for (int waited = 0; waited < 4 * PM_DECAY_MS && now > before + QUIET_SLACK; waited += 50) {
+            usleep(50 * 1000);
+            work_round();
+            now = rss_bytes();
+        }
+        printf("quiet_purge busy: resident %zu MiB before, %zu after the burst, %zu now\n",
+               before / MiB, after_burst / MiB, now / MiB);
+        CHECK(now <= before + QUIET_SLACK);
+        CHECK(threads_now() == 1);
+        return 0;
+    }
     if (!on) {
         usleep(2 * PM_DECAY_MS * 1000);
         CHECK(threads_now() == 1);

@@ -5,7 +5,8 @@
  * empties the caches into the folios.  Frees through many bins park a
  * bounded amount in the shared levels, not two lists a bin.  A thread
  * whose CPU levels are empty takes what another CPU holds, unless that CPU
- * has just taken it from this one. */
+ * has just taken it from this one.  What lies untouched in the shared
+ * levels for the decay time goes back to the folios. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -293,6 +294,34 @@ static void loose_objects_join(void)
             pm_free(kept[k][i]);
 }
 
+/* Batches of one bin reach this CPU's chains and the global level; once
+ * they have lain there untouched for PM_DECAY_MS, a put of another bin
+ * sends them back to their folios, and keeps what it put. */
+static void idle_chains_decay(void)
+{
+    unsigned idle = pm_bin_of_small(48), busy = pm_bin_of_small(64), got;
+    unsigned batch = pm_bins[idle].batch;
+    size_t cpu = 0, global = 0, put = 0;
+    pm_cache_drain();
+    while (!global && put < 4 * (size_t)pm_bins[idle].cpu_batches) {
+        void *list = pm_folio_alloc(idle, batch, &got);
+        CHECK(got == batch);
+        pm_cache_put(idle, list, PM_THIS_CPU);
+        put++;
+        pm_cache_census(idle, &cpu, &global);
+    }
+    CHECK(cpu > 0 && global > 0);
+    pm_os_sleep_ms(2 * PM_DECAY_MS);
+    CHECK(pm_cache_count(idle) == cpu + global);
+    void *list = pm_folio_alloc(busy, pm_bins[busy].batch, &got);
+    CHECK(got == pm_bins[busy].batch);
+    pm_cache_put(busy, list, PM_THIS_CPU);
+    CHECK(pm_cache_count(idle) == 0);
+    CHECK(pm_cache_count(busy) == got);
+    pm_cache_check();
+    pm_cache_drain();
+}
+
 /* A batch one object short, put as if whole: the check of the caches
  * finds the list shorter than its chain counts. */
 static void short_batch(void *unused)
@@ -325,6 +354,7 @@ int main(void)
     short_lists_bounded();
     left_for_next_thread();
     loose_objects_join();
+    idle_chains_decay();
     CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
     for (int r = 0; r < ROUNDS; r++) {
         pthread_t t[THREADS];
