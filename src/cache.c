@@ -527,12 +527,28 @@ static int older(uint32_t at, uint32_t before)
     return (int32_t)(at - before) < 0;
 }
 
+/* Takes out of bin's global level a chain handed down before `before`
+ * (any chain, when all), or returns an empty one. */
+static struct chain global_old(unsigned bin, uint32_t before, int all)
+{
+    struct chain ch = {0, 0};
+    pm_lock_take(global_lock(bin));
+    for (unsigned k = globals[bin].n; k-- > 0;)
+        if (all || older(global_slots_of(bin)[k].since, before)) {
+            ch = global_remove(bin, k);
+            break;
+        }
+    pm_lock_drop(global_lock(bin));
+    __atomic_fetch_sub(&global_held.bytes, bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
+    return ch;
+}
+
 /* Returns cached objects to their folios: at `now`, everything when all,
  * else what has lain there PM_DECAY_MS (a CPU's chains of a bin that no
  * thread put to or left in for that long, and global chains handed down
- * that long ago).  A CPU's cache that decay
- * emptied counts as touched then, so that an idle one is locked once a
- * decay time, not at every decay. */
+ * that long ago).  A CPU's cache that decay emptied counts as touched
+ * then, so that an idle one is locked once a decay time, not at every
+ * decay. */
 static void drain(uint32_t now, int all)
 {
     uint32_t before = now - PM_DECAY_MS;
@@ -561,23 +577,10 @@ static void drain(uint32_t now, int all)
             if (loose)
                 pm_folio_free_list(bin, loose, "free");
         }
-        if (!__atomic_load_n(&globals[bin].n, __ATOMIC_RELAXED))
-            continue;
-        /* Taken out under the lock, freed after it.  Removing slot k
-         * moves the last one into it, which the walk down has seen. */
-        struct chain out[GLOBAL_MAX];
-        unsigned nout = 0;
-        size_t batches = 0;
-        pm_lock_take(global_lock(bin));
-        for (unsigned k = globals[bin].n; k-- > 0;)
-            if (all || older(global_slots_of(bin)[k].since, before)) {
-                out[nout] = global_remove(bin, k);
-                batches += out[nout++].nbatches;
-            }
-        pm_lock_drop(global_lock(bin));
-        __atomic_fetch_sub(&global_held.bytes, bytes_of(bin, batches), __ATOMIC_RELAXED);
-        for (unsigned i = 0; i < nout; i++)
-            chain_free(bin, out[i]);
+        struct chain ch;
+        while (__atomic_load_n(&globals[bin].n, __ATOMIC_RELAXED) &&
+               (ch = global_old(bin, before, all)).first)
+            chain_free(bin, ch);
     }
 }
 
