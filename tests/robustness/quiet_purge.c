@@ -69,6 +69,26 @@ static void work_round(void)
         free(round_objects[i]);
 }
 
+/* Polls the resident set every 50 ms, for up to `ms`, until it is within
+ * QUIET_SLACK of `before`, doing a round of work before each poll when
+ * `working`; then checks that it is, and that the process has `threads`
+ * threads. */
+static void falls_back(const char *mode, size_t before, size_t after_burst, int ms, int working,
+                       long threads)
+{
+    size_t now = after_burst;
+    for (int waited = 0; waited < ms && now > before + QUIET_SLACK; waited += 50) {
+        usleep(50 * 1000);
+        if (working)
+            work_round();
+        now = rss_bytes();
+    }
+    printf("quiet_purge %s: resident %zu MiB before, %zu after the burst, %zu now\n", mode,
+           before / MiB, after_burst / MiB, now / MiB);
+    CHECK(now <= before + QUIET_SLACK);
+    CHECK(threads_now() == threads);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
@@ -80,32 +100,13 @@ int main(int argc, char **argv)
     size_t after_burst = rss_bytes();
     CHECK(after_burst > before + 256 * MiB);
     if (busy) {
-        size_t now = after_burst;
-        for (int waited = 0; waited < 4 * PM_DECAY_MS && now > before + QUIET_SLACK; waited += 50) {
-            usleep(50 * 1000);
-            work_round();
-            now = rss_bytes();
-        }
-        printf("quiet_purge busy: resident %zu MiB before, %zu after the burst, %zu now\n",
-               before / MiB, after_burst / MiB, now / MiB);
-        CHECK(now <= before + QUIET_SLACK);
-        CHECK(threads_now() == 1);
-        return 0;
-    }
-    if (!on) {
+        falls_back("busy", before, after_burst, 4 * PM_DECAY_MS, 1, 1);
+    } else if (on) {
+        falls_back("on", before, after_burst, 2 * PM_DECAY_MS, 0, 2);
+    } else {
         usleep(2 * PM_DECAY_MS * 1000);
         CHECK(threads_now() == 1);
         printf("quiet_purge off: one thread, resident %zu MiB\n", rss_bytes() / MiB);
-        return 0;
     }
-    size_t now = after_burst;
-    for (int waited = 0; waited < 2 * PM_DECAY_MS && now > before + QUIET_SLACK; waited += 50) {
-        usleep(50 * 1000);
-        now = rss_bytes();
-    }
-    printf("quiet_purge on: resident %zu MiB before, %zu after the burst, %zu now\n",
-           before / MiB, after_burst / MiB, now / MiB);
-    CHECK(now <= before + QUIET_SLACK);
-    CHECK(threads_now() == 2);
     return 0;
 }
