@@ -32,9 +32,10 @@ struct cpu_held {
  * its writer, the holder, owns anyway. */
 struct cpu_bin {
     pm_lock lock;
-    uint32_t used_at; /* pm_os_now_ms() at the last put or leave here, or
-                         when decay last emptied it; written under the
-                         lock, read by decay before it takes the lock */
+    uint32_t used_at; /* pm_os_now_ms() when it last received objects
+                         (touch), or when decay last emptied it; 0 if
+                         never; written under the lock, read by decay
+                         before it takes the lock */
     char pad1[56];
     struct chain cur, full, left;
     void *loose;
@@ -161,7 +162,8 @@ static long bytes_of(unsigned bin, size_t nbatches)
     return (long)(nbatches * pm_bins[bin].batch * pm_bins[bin].size);
 }
 
-/* c was put to or left in at `now`; its lock is held. */
+/* c received objects at `now` (a put, a leave, or a chain a get brought
+ * from elsewhere); its lock is held. */
 static void touch(struct cpu_bin *c, uint32_t now)
 {
     __atomic_store_n(&c->used_at, now, __ATOMIC_RELAXED);
@@ -357,6 +359,8 @@ void *pm_cache_get(unsigned bin, const char *call)
         if (g->n)
             c->cur = global_take(bin, c, &declined);
         pm_lock_drop(global_lock(bin));
+        if (c->cur.first)
+            touch(c, pm_os_now_ms());
         long moved = bytes_of(bin, c->cur.nbatches);
         __atomic_fetch_sub(&global_held.bytes, moved, __ATOMIC_RELAXED);
         batch = chain_pop(&c->cur, call);
@@ -380,6 +384,7 @@ void *pm_cache_get(unsigned bin, const char *call)
     struct chain *to = !c->cur.first ? &c->cur : !c->full.first ? &c->full : 0;
     if (to) {
         *to = ch;
+        touch(c, pm_os_now_ms());
         __atomic_fetch_add(held_by(c), bytes_of(bin, ch.nbatches), __ATOMIC_RELAXED);
     }
     cpu_unlock(c);
@@ -544,9 +549,9 @@ static struct chain global_old(unsigned bin, uint32_t before, int all)
 }
 
 /* Returns cached objects to their folios: at `now`, everything when all,
- * else what has lain there PM_DECAY_MS (a CPU's chains of a bin that no
- * thread put to or left in for that long, and global chains handed down
- * that long ago).  A CPU's cache that decay emptied counts as touched
+ * else what has lain there PM_DECAY_MS (a CPU's chains of a bin that
+ * received nothing for that long, and global chains handed down that long
+ * ago).  A CPU's cache that decay emptied counts as touched
  * then, so that an idle one is locked once a decay time, not at every
  * decay. */
 static void drain(uint32_t now, int all)
@@ -590,8 +595,8 @@ void pm_cache_drain(void)
 }
 
 /* Decay runs at most every quarter of PM_DECAY_MS, after a put or leave
- * has dropped its locks (the calls that read the clock: a get only takes
- * out what a put brought).  Without it, what a bin that a program
+ * has dropped its locks (the calls that read the clock every time: a get
+ * reads it only when it brings a chain from elsewhere).  Without it, what a bin that a program
  * stopped using, or a CPU its threads left, holds would stay cached for
  * good: up to PM_CPU_BUDGET a CPU and as much again at the global level,
  * with the folios those objects keep from emptying.  It also asks for a
@@ -698,7 +703,7 @@ void pm_cache_check(void)
             check_objects(bin, c->loose, c->nloose);
             if (c->batches != c->cur.nbatches + c->full.nbatches)
                 check_failed(c, "published batch count stale");
-            if (older(now, c->used_at))
+            if (c->used_at && older(now, c->used_at))
                 check_failed(c, "CPU cache used later than now");
             bytes += bytes_of(bin, c->cur.nbatches + c->full.nbatches + c->left.nbatches);
         }

@@ -15,10 +15,10 @@
  * links are encoded (free_object.h).
  *
  * Promises: a batch put is got back whole or reaches the folios; nothing
- * is lost or duplicated.  What a CPU's chains of a bin hold when no put
- * or leave has touched them for PM_DECAY_MS (footprint.h), and a global
- * chain handed down that long ago, reach the folios at a later put or
- * leave of any bin, which also asks for a settle (footprint.h). */
+ * is lost or duplicated.  What a CPU's chains of a bin hold when they
+ * have received nothing for PM_DECAY_MS (footprint.h), and a global chain
+ * handed down that long ago, reach the folios at a later put or leave of
+ * any bin, which also asks for a settle (footprint.h). */
 #ifndef PM_CACHE_H
 #define PM_CACHE_H
 
