@@ -526,12 +526,6 @@ static void leave(unsigned bin, void *list, unsigned n, int cpu, uint32_t now)
         leave_batch(c, bin, list, now);
 }
 
-/* Whether time stamp `at` lies before `before`, on the wrapping clock. */
-static int older(uint32_t at, uint32_t before)
-{
-    return (int32_t)(at - before) < 0;
-}
-
 /* Takes out of bin's global level a chain handed down before `before`
  * (any chain, when all), or returns an empty one. */
 static struct chain global_old(unsigned bin, uint32_t before, int all)
@@ -539,7 +533,7 @@ static struct chain global_old(unsigned bin, uint32_t before, int all)
     struct chain ch = {0, 0};
     pm_lock_take(global_lock(bin));
     for (unsigned k = globals[bin].n; k-- > 0;)
-        if (all || older(global_slots_of(bin)[k].since, before)) {
+        if (all || pm_os_earlier(global_slots_of(bin)[k].since, before)) {
             ch = global_remove(bin, k);
             break;
         }
@@ -551,19 +545,18 @@ static struct chain global_old(unsigned bin, uint32_t before, int all)
 /* Returns cached objects to their folios: at `now`, everything when all,
  * else what has lain there PM_DECAY_MS (a CPU's chains of a bin that
  * received nothing for that long, and global chains handed down that long
- * ago).  A CPU's cache that decay emptied counts as touched
- * then, so that an idle one is locked once a decay time, not at every
- * decay. */
+ * ago).  A CPU's cache that decay emptied counts as touched then, so that
+ * an idle one is locked once a decay time, not at every decay. */
 static void drain(uint32_t now, int all)
 {
     uint32_t before = now - PM_DECAY_MS;
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         for (unsigned s = 0; cpus && s < ncpus; s++) {
             struct cpu_bin *c = &cpus[(size_t)s * PM_NBINS + bin];
-            if (!all && !older(__atomic_load_n(&c->used_at, __ATOMIC_RELAXED), before))
+            if (!all && !pm_os_earlier(__atomic_load_n(&c->used_at, __ATOMIC_RELAXED), before))
                 continue;
             pm_lock_take(&c->lock);
-            if (!all && !older(c->used_at, before)) {
+            if (!all && !pm_os_earlier(c->used_at, before)) {
                 pm_lock_drop(&c->lock);
                 continue;
             }
@@ -596,9 +589,9 @@ void pm_cache_drain(void)
 
 /* Decay runs at most every quarter of PM_DECAY_MS, after a put or leave
  * has dropped its locks (the calls that read the clock every time: a get
- * reads it only when it brings a chain from elsewhere).  Without it, what a bin that a program
- * stopped using, or a CPU its threads left, holds would stay cached for
- * good: up to PM_CPU_BUDGET a CPU and as much again at the global level,
+ * reads it only when it brings a chain from elsewhere).  Without it, what
+ * a bin that a program stopped using, or a CPU its threads left, holds
+ * would stay cached for good: up to PM_CPU_BUDGET a CPU and as much again at the global level,
  * with the folios those objects keep from emptying.  It also asks for a
  * settle, which the callers run (purge.h): the footprint's own decay of
  * dirty folios and pooled runs runs only at a settle, which otherwise
@@ -703,7 +696,7 @@ void pm_cache_check(void)
             check_objects(bin, c->loose, c->nloose);
             if (c->batches != c->cur.nbatches + c->full.nbatches)
                 check_failed(c, "published batch count stale");
-            if (c->used_at && older(now, c->used_at))
+            if (c->used_at && pm_os_earlier(now, c->used_at))
                 check_failed(c, "CPU cache used later than now");
             bytes += bytes_of(bin, c->cur.nbatches + c->full.nbatches + c->left.nbatches);
         }
@@ -719,7 +712,7 @@ void pm_cache_check(void)
             check_chain(bin, &slot->chain);
             if (slot->owner >= ncpus)
                 check_failed(slot, "global list owned by no CPU");
-            if (older(now, slot->since))
+            if (pm_os_earlier(now, slot->since))
                 check_failed(slot, "global list handed down later than now");
             global += bytes_of(bin, slot->chain.nbatches);
         }

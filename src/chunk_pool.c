@@ -483,7 +483,7 @@ int pm_pool_purge_one(uint32_t before, int force)
 {
     pm_lock_take(&lock);
     struct free_run *r = oldest;
-    if (!r || (!force && (int32_t)(before - r->since) < 0)) {
+    if (!r || (!force && pm_os_earlier(before, r->since))) {
         pm_lock_drop(&lock);
         return 0;
     }

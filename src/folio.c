@@ -294,7 +294,7 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
     struct pm_bin_state *s = &bins[bin];
     pm_lock_take(bin_lock(bin));
     struct pm_folio *f = s->dirty.last;
-    if (!f || (!force && (int32_t)(before - f->empty_since) < 0)) {
+    if (!f || (!force && pm_os_earlier(before, f->empty_since))) {
         pm_lock_drop(bin_lock(bin));
         return 0;
     }

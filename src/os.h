@@ -43,6 +43,13 @@ uint64_t pm_os_random_seed(void);
 uint32_t pm_os_now_ms(void);
 void pm_os_sleep_ms(uint32_t ms);
 
+/* Whether time `at` lies before `before` on the wrapping clock (the two
+ * less than 24.8 days apart). */
+static inline int pm_os_earlier(uint32_t at, uint32_t before)
+{
+    return (int32_t)(at - before) < 0;
+}
+
 /* Whether a task run every `period` ms is due at `now`, *next being its
  * next run (0 before the first: the clock counts from boot, so a first
  * run compared with 0 would wait out half the clock's cycle, 24.8 days,
@@ -51,7 +58,7 @@ void pm_os_sleep_ms(uint32_t ms);
 static inline int pm_os_due(uint32_t *next, uint32_t now, uint32_t period)
 {
     uint32_t due = __atomic_load_n(next, __ATOMIC_RELAXED);
-    return (!due || (int32_t)(now - due) >= 0) &&
+    return (!due || !pm_os_earlier(now, due)) &&
            __atomic_compare_exchange_n(next, &due, now + period, 0, __ATOMIC_RELAXED,
                                        __ATOMIC_RELAXED);
 }
