@@ -21,11 +21,14 @@
 #include "sizeclass.h"
 #include "thread_cache.h"
 
-/* malloc starts 32 bytes into a 64-byte line, the 32 bytes before it
- * being never-run padding, so that its place in the decoder's windows does
- * not move with the code linked before it: at a line start, the same
- * instructions ran slower in some links (docs/experiments.md). */
-#define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(32, 32)))
+/* The fast paths' places in the decoder's windows do not move with the
+ * code linked before them: malloc starts 16 bytes into a 64-byte line,
+ * the 16 bytes before it being never-run padding, and free at a line
+ * start, so that each one's common case spans two lines.  The same
+ * instructions ran slower across three, or from other offsets
+ * (docs/experiments.md). */
+#define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(16, 16)))
+#define PM_FREE_PLACE __attribute__((aligned(64)))
 
 static void *alloc_big(size_t size, const char *call);
 static __attribute__((noinline)) void free_slow(void *p, size_t size, const char *call);
@@ -43,31 +46,30 @@ PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
     return alloc(size, "malloc");
 }
 
-static __attribute__((noinline)) void free_large(void *p, size_t size, const char *call);
+static __attribute__((noinline)) void free_other(void *p, size_t size, const char *call);
 
 /* The fast free: p must be an object's start in a bin's chunk and, when
- * the caller states a size, no bigger than the object.  A large object
+ * the caller states a size, no bigger than the object.  The chunk's tag
+ * (bin + 1, or 0 for memory not primalloc's) indexes this thread's cache
+ * directly, whose entry holds the bin's object test; the entry of tag 0,
+ * and every entry before the thread has started, fail it.  A large object
  * (handed out at an offset) or anything odd takes a slower path. */
 static inline void dealloc(void *p, size_t size, const char *call)
 {
     uintptr_t a = (uintptr_t)p;
-    unsigned bin = pm_bin_of_addr(a);
-    if (pm_likely(bin < PM_NBINS)) {
-        const struct pm_bin *b = &pm_bins[bin];
+    unsigned tag = pm_tag_of_addr(a);
+    if (pm_likely(tag <= PM_NBINS)) {
+        pm_tbin_fs *t = pm_tc_entry(tag);
         uint32_t rel = (uint32_t)((a - PM_DATA_START) & (PM_CHUNK - 1));
-        if (pm_likely(pm_is_object(b, rel) && size <= b->size)) {
-            pm_tc_push(p, bin);
-            return;
-        }
-        if (b->kind == PM_LARGE) {
-            free_large(p, size, call);
+        if (pm_likely(pm_tc_is_object(t, rel) && size <= pm_bins[tag - 1].size)) {
+            pm_tc_push_to(t, p);
             return;
         }
     }
-    free_slow(p, size, call);
+    free_other(p, size, call);
 }
 
-PM_API void pm_free(void *p)
+PM_API PM_FREE_PLACE void pm_free(void *p)
 {
     dealloc(p, 0, "free");
 }
@@ -195,14 +197,14 @@ static void release(void *p, const struct where *w, const char *call, void *site
     pm_tc_push(w->start, w->bin);
 }
 
-/* A large object at its offset: its guard checked, back to its slot,
- * noting the pointer for a double free found later.  A slot with the free
- * mark goes the slow way, which tells a double free from a mark the
- * program stored. */
-static void free_large(void *p, size_t size, const char *call)
+/* A free the fast path did not take.  A large object at its offset: its
+ * guard checked, back to its slot, noting the pointer for a double free
+ * found later.  Anything else, and a slot with the free mark, goes the
+ * slow way, which tells a double free from a mark the program stored. */
+static void free_other(void *p, size_t size, const char *call)
 {
     unsigned bin = pm_bin_of_addr((uintptr_t)p);
-    char *slot = pm_large_slot(p, bin);
+    char *slot = bin < PM_NBINS && pm_bins[bin].kind == PM_LARGE ? pm_large_slot(p, bin) : 0;
     if (!slot || pm_carries_mark(slot) ||
         size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
         free_slow(p, size, call);

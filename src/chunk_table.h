@@ -113,17 +113,23 @@ static inline struct pm_chunk_entry *pm_chunk_entry_of(uintptr_t a)
     return pm_likely(span < 1ul << PM_TOP_BITS) ? pm_chunk_in(span, a) : 0;
 }
 
+/* The tag of the chunk holding address a; 0 above the table too. */
+static inline unsigned pm_tag_of_addr(uintptr_t a)
+{
+    uintptr_t i = (a >> PM_CHUNK_SHIFT) - pm_chunk_table.window_from;
+    if (pm_likely(i < PM_WINDOW_CHUNKS))
+        return pm_chunk_table.window[i].tag;
+    uintptr_t span = a >> PM_LEAF_SHIFT;
+    if (pm_unlikely(span >= 1ul << PM_TOP_BITS))
+        return 0;
+    return pm_chunk_in(span, a)->tag;
+}
+
 /* The bin of address a, or a value >= PM_NBINS when a is not in a bin's
  * chunk (a huge object, a free chunk, foreign memory, NULL). */
 static inline unsigned pm_bin_of_addr(uintptr_t a)
 {
-    uintptr_t i = (a >> PM_CHUNK_SHIFT) - pm_chunk_table.window_from;
-    if (pm_likely(i < PM_WINDOW_CHUNKS))
-        return pm_chunk_table.window[i].tag - 1;
-    uintptr_t span = a >> PM_LEAF_SHIFT;
-    if (pm_unlikely(span >= 1ul << PM_TOP_BITS))
-        return PM_NBINS;
-    return pm_chunk_in(span, a)->tag - 1;
+    return pm_tag_of_addr(a) - 1;
 }
 
 /* The carving lane of the bin's chunk holding address a. */

@@ -105,17 +105,11 @@ typedef uint32_t pm_mark_half __attribute__((may_alias));
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "the mark's half and its top byte are the second word's last bytes");
 
-/* Links free object p in front of next, encoded with key, and marks it
- * free. */
-static inline void pm_link_marked_keyed(void *p, void *next, uint64_t key)
-{
-    *(uintptr_t *)p = pm_link_encode(next, key);
-    ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
-}
-
+/* Links free object p in front of next and marks it free. */
 static inline void pm_link_marked(void *p, void *next)
 {
-    pm_link_marked_keyed(p, next, pm_link_secret);
+    pm_link_set(p, next);
+    ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
 }
 
 /* Whether the object carries the mark. */

@@ -28,7 +28,7 @@ struct pm_bin {
     uint16_t cpu_batches;     /* batches in a CPU-cache list */
     uint32_t objs_per_chunk;
     uint64_t recip;           /* floor(2^64 / size) + 1 */
-    uint64_t bound;           /* the object test's: rel * recip <= bound */
+    uint64_t limit;           /* the object test's: rel * recip < limit */
 };
 _Static_assert(sizeof(struct pm_bin) == 32, "a bin's description is half a cache line");
 
@@ -56,8 +56,8 @@ static inline uint32_t pm_folios_per_chunk(const struct pm_bin *b)
     return b->objs_per_chunk >> b->folio_log;
 }
 
-/* x * recip: x / size in the high half; in the low half a value at most
- * bound exactly when x starts an object (tools/gen_sizeclasses.c,
+/* x * recip: x / size in the high half; in the low half a value below
+ * limit exactly when x starts an object (tools/gen_sizeclasses.c,
  * find_reciprocal, says why). */
 static inline unsigned __int128 pm_by_recip(const struct pm_bin *b, uint32_t x)
 {
@@ -69,12 +69,18 @@ static inline uint32_t pm_div_size(const struct pm_bin *b, uint32_t x)
     return (uint32_t)(pm_by_recip(b, x) >> 64);
 }
 
-/* rel: an offset from a chunk's data start (below it, wrapped).  The low
- * half alone, as a 64-bit product: one imul, where the 128-bit product
- * takes a mul and ties up two registers on free's fast path. */
+/* Whether an object starts at rel, an offset from a chunk's data start
+ * (below it, wrapped), by a bin's recip and limit or a copy of them.  The
+ * low half alone, as a 64-bit product: one imul, where the 128-bit
+ * product takes a mul and ties up two registers on free's fast path. */
+static inline int pm_divides(uint32_t rel, uint64_t recip, uint64_t limit)
+{
+    return (uint64_t)rel * recip < limit;
+}
+
 static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
 {
-    return (uint64_t)rel * b->recip <= b->bound;
+    return pm_divides(rel, b->recip, b->limit);
 }
 
 /* The number of the object of bin b that starts at rel, or objs_per_chunk
@@ -82,7 +88,7 @@ static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
 static inline uint32_t pm_object_index(const struct pm_bin *b, uint32_t rel)
 {
     unsigned __int128 x = pm_by_recip(b, rel);
-    return (uint64_t)x <= b->bound ? (uint32_t)(x >> 64) : b->objs_per_chunk;
+    return (uint64_t)x < b->limit ? (uint32_t)(x >> 64) : b->objs_per_chunk;
 }
 
 #endif

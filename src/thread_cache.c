@@ -143,9 +143,9 @@ static void tc_release(void)
             pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_THIS_CPU);
         t->head = 0;
         set_room(t, 0);
-        if (t->spare)
-            pm_cache_leave(bin, t->spare, pm_bins[bin].batch, PM_THIS_CPU);
-        t->spare = 0;
+        if (pm_tc.spares[bin])
+            pm_cache_leave(bin, pm_tc.spares[bin], pm_bins[bin].batch, PM_THIS_CPU);
+        pm_tc.spares[bin] = 0;
         send_homeward(bin);
     }
     pm_tc.granted = 0;
@@ -180,8 +180,10 @@ static void tc_start(void)
     pm_tc.bias = PM_TC_NEW_BIAS;
     pm_tc.budget = PM_TC_OWN_BUDGET;
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-        set_room(&pm_tc.bins[bin], 0);
-        pm_tc.bins[bin].key = pm_link_secret;
+        struct pm_tbin *t = &pm_tc.bins[bin];
+        set_room(t, 0);
+        t->recip = pm_bins[bin].recip;
+        t->limit = pm_bins[bin].limit;
     }
     pthread_once(&exit_key_once, make_exit_key);
     if (!pthread_setspecific(exit_key, &pm_tc))
@@ -240,10 +242,10 @@ static void *refill(unsigned bin, const char *call, void *site)
         }
     }
     struct pm_tbin *t = &pm_tc.bins[bin];
-    void *list = t->spare;
+    void *list = pm_tc.spares[bin];
     int open = room_of(t) || open_list(bin);
     if (list) {
-        t->spare = 0;
+        pm_tc.spares[bin] = 0;
         pm_tc.granted -= batch_bytes(bin);
     } else {
         list = pm_cache_get(bin, call);
@@ -366,12 +368,13 @@ static void overflow(void *p)
      * program stored it there). */
     if (!room_of(t)) {
         void *full = t->head;
-        if (t->spare) {
-            pm_cache_put(bin, t->spare, PM_THIS_CPU);
-            t->spare = full;
+        void **spare = &pm_tc.spares[bin];
+        if (*spare) {
+            pm_cache_put(bin, *spare, PM_THIS_CPU);
+            *spare = full;
         } else if (fits(batch_bytes(bin))) {
             pm_tc.granted += batch_bytes(bin);
-            t->spare = full;
+            *spare = full;
         } else {
             pm_cache_put(bin, full, PM_THIS_CPU);
         }
@@ -407,7 +410,7 @@ int pm_tc_holds_walk(const void *p, unsigned bin, const char *call)
         return 0;
     unsigned batch = pm_bins[bin].batch;
     const struct pm_homeward *h = &pm_tc.homeward[bin];
-    return list_has(t->head, p, batch - room_of(t), call) || list_has(t->spare, p, batch, call) ||
+    return list_has(t->head, p, batch - room_of(t), call) || list_has(pm_tc.spares[bin], p, batch, call) ||
            list_has(h->head, p, h->n, call);
 }
 
@@ -431,6 +434,9 @@ void pm_tc_check(void)
 {
     if (pm_tc.state != TC_LIVE)
         return;
+    const struct pm_tbin *none = &pm_tc.none;
+    if (none->head || none->room || none->recip || none->limit)
+        pm_fatal("thread cache check", 0, "entry of no bin written");
     long granted = 0;
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         const struct pm_tbin *t = &pm_tc.bins[bin];
@@ -440,9 +446,12 @@ void pm_tc_check(void)
             pm_fatal("thread cache check", t->head, "list length and room disagree");
         if (t->head || room_of(t))
             granted += batch_bytes(bin);
-        if (t->spare && checked_length(bin, t->spare, batch) != batch)
-            pm_fatal("thread cache check", t->spare, "spare is not a batch");
-        if (t->spare)
+        if (t->recip != pm_bins[bin].recip || t->limit != pm_bins[bin].limit)
+            pm_fatal("thread cache check", 0, "object test differs from the bin's");
+        void *spare = pm_tc.spares[bin];
+        if (spare && checked_length(bin, spare, batch) != batch)
+            pm_fatal("thread cache check", spare, "spare is not a batch");
+        if (spare)
             granted += batch_bytes(bin);
         const struct pm_homeward *h = &pm_tc.homeward[bin];
         if (h->n >= batch || checked_length(bin, h->head, batch) != h->n)
@@ -472,7 +481,7 @@ __attribute__((no_sanitize("thread"))) static size_t count_of(const struct pm_th
     unsigned room = (unsigned)(__atomic_load_n(&t->room, __ATOMIC_RELAXED) -
                                __atomic_load_n(&tc->bias, __ATOMIC_RELAXED));
     size_t n = __atomic_load_n(&t->head, __ATOMIC_RELAXED) && room < batch ? batch - room : 0;
-    return n + (__atomic_load_n(&t->spare, __ATOMIC_RELAXED) ? batch : 0) +
+    return n + (__atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED) ? batch : 0) +
            __atomic_load_n(&tc->homeward[bin].n, __ATOMIC_RELAXED);
 }
 

@@ -30,14 +30,13 @@ struct pm_tbin {
                      none with an empty list until the thread first
                      allocates or frees in this bin (again after a flush),
                      so that this takes the slow path */
-    void *spare;  /* a full batch, or NULL */
-    uint64_t key; /* pm_link_secret, once the thread has started: push and
-                     pop read it from the line they touch anyway, where the
-                     global costs a load of its own.  It brings the entry
-                     to 32 bytes, a struct pm_bin's size: free scales the
-                     bin once for both arrays */
+    uint64_t recip, limit; /* the bin's object test (pm_divides), copied
+                              when the thread starts: free reads it from
+                              the line it touches anyway, and needs no
+                              address of the bin's struct pm_bin.  Zero
+                              until then, which fails every pointer */
 };
-_Static_assert(sizeof(struct pm_tbin) == sizeof(struct pm_bin), "free scales the bin once");
+_Static_assert(sizeof(struct pm_tbin) == 32, "a shift scales a chunk tag to its entry");
 
 /* Objects of a bin a new thread sends to the CPU of one carving lane. */
 struct pm_homeward {
@@ -60,8 +59,12 @@ struct pm_homeward {
 #define PM_TC_MAX_BUDGET (16l << 20)
 #define PM_TC_SHARED_BUDGET (64l << 20)
 
+/* Chunk tag t (chunk_table.h: 0, or a bin + 1) has entry t: `none`, which
+ * nothing writes and whose object test fails, or bins[t - 1]. */
 struct pm_thread_cache {
+    struct pm_tbin none;
     struct pm_tbin bins[PM_NBINS];
+    void *spares[PM_NBINS]; /* a full batch of each bin, or NULL */
     uint64_t spread; /* pm_tc_spread */
     uint32_t state;
     uint32_t frees;     /* frees while new */
@@ -82,12 +85,14 @@ _Static_assert(PM_NBINS <= 64, "allocates has a bit for each bin");
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
-/* This thread's entry of bin, addressed relative to the thread pointer
- * (%fs): the entry's offset is pm_tc's from the thread pointer, loaded
- * from the GOT (an immediate once linked into a program), plus the bin's,
- * so that no instruction reads the thread pointer itself.  ThreadSanitizer
- * takes an %fs-relative address for a plain one, so its builds (gcc's
- * macro, clang's feature) address the entry plainly. */
+/* This thread's entry of chunk tag `tag`, addressed relative to the
+ * thread pointer (%fs): the entry's offset is pm_tc's from the thread
+ * pointer, loaded from the GOT (an immediate once linked into a program),
+ * plus the tag's, so that no instruction reads the thread pointer itself.
+ * ThreadSanitizer takes an %fs-relative address for a plain one, so its
+ * builds (gcc's macro, clang's feature) address the entry plainly. */
+_Static_assert(offsetof(struct pm_thread_cache, bins) == sizeof(struct pm_tbin),
+               "entry t of pm_tc is tag t's");
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define PM_TSAN 1
@@ -95,19 +100,26 @@ extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-e
 #endif
 #if defined(__SANITIZE_THREAD__) || defined(PM_TSAN)
 typedef struct pm_tbin pm_tbin_fs;
-static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
+static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
 {
-    return &pm_tc.bins[bin];
+    return (struct pm_tbin *)((char *)&pm_tc + tag * sizeof(struct pm_tbin));
 }
 #else
 typedef struct pm_tbin __seg_fs pm_tbin_fs;
-static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
+static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
 {
-    uintptr_t at = offsetof(struct pm_thread_cache, bins) + bin * sizeof(struct pm_tbin);
+    uintptr_t at = tag * sizeof(struct pm_tbin);
     __asm__("addq pm_tc@gottpoff(%%rip), %0" : "+r"(at));
     return (pm_tbin_fs *)at;
 }
 #endif
+
+/* This thread's entry of bin: the entry after that of tag `bin`, so that
+ * the step folds into the instructions that use it. */
+static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
+{
+    return pm_tc_entry(bin) + 1;
+}
 
 /* t: the bin's entry, from pm_tc_bin; call: the API function, for a
  * message about a corrupted link.  The bin is found from t, so that
@@ -133,7 +145,7 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
     pm_tbin_fs *t = pm_tc_bin(bin);
     void *p = t->head;
     if (pm_likely(p)) {
-        uintptr_t next = *(uintptr_t *)p ^ t->key;
+        uintptr_t next = *(uintptr_t *)p ^ pm_link_secret;
         __asm__("" : "+r"(next));
         if (pm_unlikely(next & (PM_ALIGN - 1)))
             return pm_tc_corrupt(p, call);
@@ -146,18 +158,30 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
     return pm_tc_refill(t, call);
 }
 
-/* The room is decremented before anything is tested, and its sign taken
- * from the decrement: two instructions fewer than a test of it beside the
- * mark's.  pm_tc_free_slow puts it back. */
-static inline void pm_tc_push(void *p, unsigned bin)
+/* Whether an object of t's bin starts at rel (pm_divides); never before
+ * the thread has started, nor for the entry of tag 0. */
+static inline int pm_tc_is_object(pm_tbin_fs *t, uint32_t rel)
 {
-    pm_tbin_fs *t = pm_tc_bin(bin);
+    return pm_divides(rel, t->recip, t->limit);
+}
+
+/* Pushes p, an object of t's bin, on t's list.  The room is decremented
+ * before anything is tested, and its sign taken from the decrement: two
+ * instructions fewer than a test of it beside the mark's.
+ * pm_tc_free_slow puts it back. */
+static inline void pm_tc_push_to(pm_tbin_fs *t, void *p)
+{
     if (pm_likely(--t->room >= 0 && !pm_may_carry_mark(p))) {
-        pm_link_marked_keyed(p, t->head, t->key);
+        pm_link_marked(p, t->head);
         t->head = p;
         return;
     }
     pm_tc_free_slow(p);
+}
+
+static inline void pm_tc_push(void *p, unsigned bin)
+{
+    pm_tc_push_to(pm_tc_bin(bin), p);
 }
 
 int pm_tc_holds_walk(const void *p, unsigned bin, const char *call);

@@ -28,7 +28,7 @@ struct bin {
     int kind;
     unsigned long folio_bytes, objs_per_folio, folios, objs_per_chunk;
     unsigned long batch, cpu_batches, align;
-    uint64_t recip, bound;
+    uint64_t recip, limit;
 };
 
 #define MAXBINS 128
@@ -82,8 +82,9 @@ static unsigned log2_exact(unsigned long v)
  * > 2^43 as size < 2^21): the high half of the 128-bit product is q,
  * x / size (Lemire, Kaser and Kurz, "Faster Remainder by Direct
  * Computation", 2019).  Its low half is q * e when r == 0 and at least
- * recip otherwise, so with bound = (objs_per_chunk - 1) * e, far below
- * recip, low <= bound exactly when x starts an object.  An offset rel is
+ * recip otherwise, so with limit = (objs_per_chunk - 1) * e + 1, far
+ * below recip, low < limit exactly when x starts an object; a limit of 0,
+ * as in a zeroed copy of the test, passes nothing.  An offset rel is
  * taken from the data start, so offsets before it wrap to the top of the
  * 32-bit range, where q >= objs_per_chunk.  Verified for every offset in
  * a chunk. */
@@ -91,7 +92,7 @@ static void find_reciprocal(struct bin *b)
 {
     b->recip = (uint64_t)(((unsigned __int128)1 << 64) / b->size + 1);
     uint64_t e = (uint64_t)b->size * b->recip;
-    b->bound = (b->objs_per_chunk - 1) * e;
+    b->limit = (b->objs_per_chunk - 1) * e + 1;
     for (uint64_t a = 0; a < PM_CHUNK; a++) {
         unsigned __int128 div = (unsigned __int128)a * b->recip;
         if ((uint64_t)(div >> 64) != a / b->size)
@@ -99,7 +100,7 @@ static void find_reciprocal(struct bin *b)
         uint32_t rel = (uint32_t)a - PM_DATA_START;
         int object = rel < b->objs_per_chunk * b->size && rel % b->size == 0;
         unsigned __int128 product = (unsigned __int128)rel * b->recip;
-        if (((uint64_t)product <= b->bound) != object ||
+        if (((uint64_t)product < b->limit) != object ||
             (object && (uint64_t)(product >> 64) != rel / b->size))
             die("object test wrong for size", b->size);
     }
@@ -235,10 +236,10 @@ int main(int argc, char **argv)
         const struct bin *b = &bins[i];
         fprintf(f, "    { .size = %lu, .kind = %s, .folio_log = %u, .align_log = %u, "
                    ".batch = %lu, .cpu_batches = %lu, .objs_per_chunk = %lu, "
-                   ".recip = %#llxull, .bound = %#llxull }, \\\n",
+                   ".recip = %#llxull, .limit = %#llxull }, \\\n",
                 b->size, kind_name[b->kind], log2_exact(b->objs_per_folio), log2_exact(b->align),
                 b->batch, b->cpu_batches, b->objs_per_chunk, (unsigned long long)b->recip,
-                (unsigned long long)b->bound);
+                (unsigned long long)b->limit);
     }
     /* A bin's partial folio lists, one per free count below its objects
      * per folio, start on a cache line of their own (four lists). */

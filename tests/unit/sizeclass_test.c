@@ -34,7 +34,7 @@ static void test_bins(void)
         /* size * recip exceeds 2^64 by 1 to size. */
         uint64_t e = (uint64_t)b->size * b->recip;
         CHECK((unsigned __int128)b->size * b->recip >> 64 == 1 && e >= 1 && e <= b->size);
-        CHECK(b->bound == (uint64_t)(b->objs_per_chunk - 1) * e);
+        CHECK(b->limit == (uint64_t)(b->objs_per_chunk - 1) * e + 1);
         CHECK(b->cpu_batches >= 1);
         /* A large bin's list holds one object; any other's at least
          * PM_THREAD_LIST_OBJS, and more only as PM_THREAD_LIST_BYTES allows. */

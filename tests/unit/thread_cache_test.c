@@ -2,8 +2,9 @@
  * not one freed before the thread allocated from its bin; the cache holds
  * at most a list and a spare batch, it knows which objects it holds, a
  * double free of any of them aborts, and thread exit empties the cache.
- * A new thread sends objects carved for another CPU's lane home.  Threads
- * hold no more than their budgets. */
+ * A new thread sends objects carved for another CPU's lane home, and its
+ * first free of a pointer inside an object aborts too.  Threads hold no
+ * more than their budgets. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -43,6 +44,39 @@ static void double_free_in_spare(void *p)
         pm_free(others[i]);
     CHECK(pm_tc_holds(p, pm_bin_of_small(100), "free"));
     pm_free(p);
+}
+
+/* A thread whose first call frees a pointer inside an object: its entries
+ * hold no object test yet, which sends the free the slow way, where it
+ * aborts; should it return, the process ends before any later check could
+ * find the pointer in the thread's cache. */
+static void *free_inside(void *p)
+{
+    pm_free((char *)p + PM_ALIGN);
+    _exit(0);
+}
+
+static void new_thread_frees_inside(void *p)
+{
+    pthread_t t;
+    CHECK(pthread_create(&t, 0, free_inside, p) == 0);
+    CHECK(pthread_join(t, 0) == 0);
+}
+
+/* The copies of the bins' object tests, and the entry of no bin, as the
+ * program's writes past an object into the thread's TLS could leave them. */
+static void object_test_changed(void *p)
+{
+    (void)p;
+    pm_tc.bins[pm_bin_of_small(100)].limit++;
+    pm_tc_check();
+}
+
+static void entry_of_no_bin_written(void *p)
+{
+    (void)p;
+    pm_tc.none.room = 1;
+    pm_tc_check();
 }
 
 /* p freed, then its link written over as a use after free would: the
@@ -291,6 +325,9 @@ int main(void)
     check_fatal(link_overwritten, p, "corrupted free-list link");
     check_fatal(realloc_freed, p, "realloc(0x");
     check_fatal(realloc_freed, p, "already freed");
+    check_fatal(new_thread_frees_inside, p, "pointer inside an object");
+    check_fatal(object_test_changed, p, "object test differs from the bin's");
+    check_fatal(entry_of_no_bin_written, p, "entry of no bin written");
     pm_free(p);
     pm_free(objs);
     printf("thread_cache ok\n");
