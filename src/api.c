@@ -49,22 +49,21 @@ PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
 static __attribute__((noinline)) void free_other(void *p, size_t size, const char *call);
 
 /* The fast free: p must be an object's start in a bin's chunk and, when
- * the caller states a size, no bigger than the object.  The chunk's tag
- * (bin + 1, or 0 for memory not primalloc's) indexes this thread's cache
- * directly, whose entry holds the bin's object test; the entry of tag 0,
- * and every entry before the thread has started, fail it.  A large object
- * (handed out at an offset) or anything odd takes a slower path. */
+ * the caller states a size, no bigger than the object.  The chunk's bin
+ * tag (bin + 1, or 0 for any other chunk or memory) indexes this thread's
+ * cache directly, whose entry holds the bin's object test; the entry of
+ * tag 0, and every entry before the thread has started, fail it.  A
+ * large object (handed out at an offset) or anything odd takes a slower
+ * path. */
 static inline void dealloc(void *p, size_t size, const char *call)
 {
     uintptr_t a = (uintptr_t)p;
-    unsigned tag = pm_tag_of_addr(a);
-    if (pm_likely(tag <= PM_NBINS)) {
-        pm_tbin_fs *t = pm_tc_entry(tag);
-        uint32_t rel = (uint32_t)((a - PM_DATA_START) & (PM_CHUNK - 1));
-        if (pm_likely(pm_tc_is_object(t, rel) && size <= pm_bins[tag - 1].size)) {
-            pm_tc_push_to(t, p);
-            return;
-        }
+    unsigned tag = pm_bin_tag_of_addr(a);
+    pm_tbin_fs *t = pm_tc_entry(tag);
+    uint32_t rel = (uint32_t)((a - PM_DATA_START) & (PM_CHUNK - 1));
+    if (pm_likely(pm_tc_is_object(t, rel) && size <= pm_bins[tag - 1].size)) {
+        pm_tc_push_to(t, p);
+        return;
     }
     free_other(p, size, call);
 }

@@ -41,7 +41,8 @@
 #define PM_WINDOW_CHUNKS ((uintptr_t)PM_WINDOW_SPANS << PM_LEAF_BITS)
 
 /* tag: 0 for memory that is not primalloc's, bin + 1 for a chunk of a bin,
- * or one of the kinds below.  link: for a bin's chunk, the carving lane it
+ * or one of the kinds below, whose low byte is 0: the low byte alone is
+ * bin + 1 for a bin's chunk and 0 for any other.  link: for a bin's chunk, the carving lane it
  * was made for (folio.h); for the first chunk of a huge object, its pages
  * in use; for a later chunk of one, the run's length in chunks; for a free
  * chunk, the number of its run's record on the run's first and last chunk
@@ -59,6 +60,8 @@ enum {
     PM_TAG_GONE = 0x400,      /* a chunk given back to the kernel: only a
                                  freed pointer of primalloc's can name it */
 };
+_Static_assert(PM_NBINS < 0x100 && !((PM_TAG_HUGE | PM_TAG_HUGE_BODY | PM_TAG_FREE | PM_TAG_GONE) & 0xff),
+               "a tag's low byte is a bin's tag or 0");
 
 /* The zero leaf comes first, so that the table's own address is the base
  * every leaf offset is taken from.  window[i] is the entry of chunk
@@ -113,23 +116,25 @@ static inline struct pm_chunk_entry *pm_chunk_entry_of(uintptr_t a)
     return pm_likely(span < 1ul << PM_TOP_BITS) ? pm_chunk_in(span, a) : 0;
 }
 
-/* The tag of the chunk holding address a; 0 above the table too. */
-static inline unsigned pm_tag_of_addr(uintptr_t a)
+/* The bin tag of address a: bin + 1 when a is in a bin's chunk, else 0
+ * (a huge object, a free chunk, foreign memory, NULL, an address above
+ * the table).  One byte load, with no test of the value. */
+static inline unsigned pm_bin_tag_of_addr(uintptr_t a)
 {
     uintptr_t i = (a >> PM_CHUNK_SHIFT) - pm_chunk_table.window_from;
     if (pm_likely(i < PM_WINDOW_CHUNKS))
-        return pm_chunk_table.window[i].tag;
+        return (uint8_t)pm_chunk_table.window[i].tag;
     uintptr_t span = a >> PM_LEAF_SHIFT;
     if (pm_unlikely(span >= 1ul << PM_TOP_BITS))
         return 0;
-    return pm_chunk_in(span, a)->tag;
+    return (uint8_t)pm_chunk_in(span, a)->tag;
 }
 
 /* The bin of address a, or a value >= PM_NBINS when a is not in a bin's
- * chunk (a huge object, a free chunk, foreign memory, NULL). */
+ * chunk. */
 static inline unsigned pm_bin_of_addr(uintptr_t a)
 {
-    return pm_tag_of_addr(a) - 1;
+    return pm_bin_tag_of_addr(a) - 1;
 }
 
 /* The carving lane of the bin's chunk holding address a. */

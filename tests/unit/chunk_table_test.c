@@ -1,6 +1,7 @@
 /* Chunk table: entries read 0 until written, on any address of the 47-bit
  * space, with or without a leaf; written entries are seen from every
- * address of their chunk; addresses beyond the table have no entry. */
+ * address of their chunk; addresses beyond the table have no entry; the
+ * bin tag of a chunk of no bin is 0. */
 #include <stdint.h>
 #include "chunk_table.h"
 #include "os.h"
@@ -31,6 +32,8 @@ int main(void)
         CHECK(pm_bin_of_addr(a + off) == 5 && pm_chunk_lane(a + off) == 3);
         CHECK(pm_bin_of_addr(b + off) == PM_NBINS - 1);
         CHECK(pm_chunk_entry_of(top + off)->tag == PM_TAG_HUGE && pm_chunk_entry_of(top + off)->link == 300);
+        CHECK(pm_bin_tag_of_addr(a + off) == 5 + 1 && pm_bin_tag_of_addr(top + off) == 0);
+        CHECK(pm_bin_of_addr(top + off) >= PM_NBINS);
     }
     /* Neighbours, in the same leaf or another, stay untouched. */
     CHECK(pm_chunk_entry_of(a - 1)->tag == 0 && pm_chunk_entry_of(a + PM_CHUNK)->tag == 0);
@@ -41,6 +44,7 @@ int main(void)
     CHECK(pm_chunk_table_cover(edge, 2 * PM_CHUNK));
     pm_chunk_set(edge, 2 * PM_CHUNK, PM_TAG_FREE, 2);
     CHECK(pm_chunk_entry_of(edge)->tag == PM_TAG_FREE && pm_chunk_entry_of(edge + PM_CHUNK)->link == 2);
+    CHECK(pm_bin_tag_of_addr(edge) == 0 && pm_bin_of_addr(edge + PM_CHUNK) >= PM_NBINS);
 
     /* The zero leaf was never written. */
     for (size_t i = 0; i < 1ul << PM_LEAF_BITS; i++)
