@@ -37,7 +37,7 @@ static __attribute__((noinline)) void free_slow(void *p, size_t size, const char
 static inline void *alloc(size_t size, const char *call)
 {
     if (pm_likely(size <= PM_LOOKUP_MAX))
-        return pm_tc_pop(pm_bin_of_small(size), call);
+        return pm_tc_pop_from(pm_tc_scaled(pm_scaled_bin_of_small(size)), call);
     return alloc_big(size, call);
 }
 

@@ -37,6 +37,11 @@
 #define PM_CPU_LIST_BYTES (1ul << 20)
 #define PM_CPU_BUDGET (2ul << 20)
 
+/* A bin's description (struct pm_bin) and a thread's entry of a bin are
+ * PM_BIN_STRIDE bytes, so that a bin times PM_BIN_STRIDE, as the size
+ * lookup table holds it, is the offset of either with no shift. */
+#define PM_BIN_STRIDE 32
+
 /* Smallest object: two words, because a cached batch links to the next
  * batch through its first object's second word. */
 #define PM_MIN_OBJECT 16

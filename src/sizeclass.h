@@ -30,19 +30,25 @@ struct pm_bin {
     uint64_t recip;           /* floor(2^64 / size) + 1 */
     uint64_t limit;           /* the object test's: rel * recip < limit */
 };
-_Static_assert(sizeof(struct pm_bin) == 32, "a bin's description is half a cache line");
+_Static_assert(sizeof(struct pm_bin) == PM_BIN_STRIDE, "a scaled bin is a description's offset");
 
 #pragma GCC visibility push(hidden)
 extern const struct pm_bin pm_bins[PM_NBINS];
-extern const uint8_t pm_bin_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
+extern const uint16_t pm_scaled_bin_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
 extern const uint8_t pm_large_bin_by_pages[PM_LARGE_MAX_PAGES + 1];
 extern const uint8_t pm_pow2_bin_by_log[PM_POW2_MAX_LOG + 1];
 #pragma GCC visibility pop
 
-/* Bins for requests up to PM_LOOKUP_MAX (small and medium). */
+/* Bins for requests up to PM_LOOKUP_MAX (small and medium), times
+ * PM_BIN_STRIDE. */
+static inline unsigned pm_scaled_bin_of_small(size_t size)
+{
+    return pm_scaled_bin_by_16[(size + 15) >> 4];
+}
+
 static inline unsigned pm_bin_of_small(size_t size)
 {
-    return pm_bin_by_16[(size + 15) >> 4];
+    return pm_scaled_bin_of_small(size) / PM_BIN_STRIDE;
 }
 
 /* Bytes of a folio: its objects, a power of two of them, fill it. */

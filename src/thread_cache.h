@@ -36,7 +36,8 @@ struct pm_tbin {
                               address of the bin's struct pm_bin.  Zero
                               until then, which fails every pointer */
 };
-_Static_assert(sizeof(struct pm_tbin) == 32, "a shift scales a chunk tag to its entry");
+_Static_assert(sizeof(struct pm_tbin) == PM_BIN_STRIDE,
+               "a scaled bin is an entry's offset, and a shift scales a tag to it");
 
 /* Objects of a bin a new thread sends to the CPU of one carving lane. */
 struct pm_homeward {
@@ -85,10 +86,10 @@ _Static_assert(PM_NBINS <= 64, "allocates has a bit for each bin");
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
-/* This thread's entry of chunk tag `tag`, addressed relative to the
- * thread pointer (%fs): the entry's offset is pm_tc's from the thread
- * pointer, loaded from the GOT (an immediate once linked into a program),
- * plus the tag's, so that no instruction reads the thread pointer itself.
+/* This thread's entry at byte offset `at` of pm_tc, addressed relative to
+ * the thread pointer (%fs): pm_tc's offset from the thread pointer, loaded
+ * from the GOT (an immediate once linked into a program), plus at, so that
+ * no instruction reads the thread pointer itself.
  * ThreadSanitizer takes an %fs-relative address for a plain one, so its
  * builds (gcc's macro, clang's feature) address the entry plainly. */
 _Static_assert(offsetof(struct pm_thread_cache, bins) == sizeof(struct pm_tbin),
@@ -100,25 +101,36 @@ _Static_assert(offsetof(struct pm_thread_cache, bins) == sizeof(struct pm_tbin),
 #endif
 #if defined(__SANITIZE_THREAD__) || defined(PM_TSAN)
 typedef struct pm_tbin pm_tbin_fs;
-static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
+static inline pm_tbin_fs *pm_tc_at(uintptr_t at)
 {
-    return (struct pm_tbin *)((char *)&pm_tc + tag * sizeof(struct pm_tbin));
+    return (struct pm_tbin *)((char *)&pm_tc + at);
 }
 #else
 typedef struct pm_tbin __seg_fs pm_tbin_fs;
-static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
+static inline pm_tbin_fs *pm_tc_at(uintptr_t at)
 {
-    uintptr_t at = tag * sizeof(struct pm_tbin);
     __asm__("addq pm_tc@gottpoff(%%rip), %0" : "+r"(at));
     return (pm_tbin_fs *)at;
 }
 #endif
 
-/* This thread's entry of bin: the entry after that of tag `bin`, so that
- * the step folds into the instructions that use it. */
+/* This thread's entry of a chunk's bin tag (chunk_table.h). */
+static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
+{
+    return pm_tc_at(tag * PM_BIN_STRIDE);
+}
+
+/* This thread's entry of a bin scaled by PM_BIN_STRIDE (sizeclass.h): the
+ * entry after the one at that offset, so that the step folds into the
+ * instructions that use it. */
+static inline pm_tbin_fs *pm_tc_scaled(unsigned scaled)
+{
+    return pm_tc_at(scaled) + 1;
+}
+
 static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
 {
-    return pm_tc_entry(bin) + 1;
+    return pm_tc_scaled(bin * PM_BIN_STRIDE);
 }
 
 /* t: the bin's entry, from pm_tc_bin; call: the API function, for a
@@ -140,9 +152,8 @@ void pm_tc_free_slow(void *p);
  * NULL, and a prefetch of page 0 walks the page tables every time, which a
  * thread whose list holds one object (a large bin's often does) would pay
  * on every malloc; prefetching p instead costs a compare and a move. */
-static inline void *pm_tc_pop(unsigned bin, const char *call)
+static inline void *pm_tc_pop_from(pm_tbin_fs *t, const char *call)
 {
-    pm_tbin_fs *t = pm_tc_bin(bin);
     void *p = t->head;
     if (pm_likely(p)) {
         uintptr_t next = *(uintptr_t *)p ^ pm_link_secret;
@@ -156,6 +167,11 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
         return p;
     }
     return pm_tc_refill(t, call);
+}
+
+static inline void *pm_tc_pop(unsigned bin, const char *call)
+{
+    return pm_tc_pop_from(pm_tc_bin(bin), call);
 }
 
 /* Whether an object of t's bin starts at rel (pm_divides); never before
