@@ -1,6 +1,5 @@
-/* The public functions.  malloc and free of a small or medium object are
- * the two fast paths right below: a table lookup and a pop or push on this
- * thread's list.  Everything else is a call away. */
+/* The public functions.  malloc and free, first, are their fast paths
+ * (fast_path.h); everything else is a call away. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -11,6 +10,7 @@
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "exit_report.h"
+#include "fast_path.h"
 #include "folio.h"
 #include "guard.h"
 #include "heap_profile.h"
@@ -30,47 +30,16 @@
 #define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(16, 16)))
 #define PM_FREE_PLACE __attribute__((aligned(64)))
 
-static void *alloc_big(size_t size, const char *call);
 static __attribute__((noinline)) void free_slow(void *p, size_t size, const char *call);
-
-/* call: the API function, named should a corrupted free list be found. */
-static inline void *alloc(size_t size, const char *call)
-{
-    if (pm_likely(size <= PM_LOOKUP_MAX))
-        return pm_tc_pop_from(pm_tc_scaled(pm_scaled_bin_of_small(size)), call);
-    return alloc_big(size, call);
-}
 
 PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
 {
-    return alloc(size, "malloc");
-}
-
-static __attribute__((noinline)) void free_other(void *p, size_t size, const char *call);
-
-/* The fast free: p must be an object's start in a bin's chunk and, when
- * the caller states a size, no bigger than the object.  The chunk's bin
- * tag (bin + 1, or 0 for any other chunk or memory) indexes this thread's
- * cache directly, whose entry holds the bin's object test; the entry of
- * tag 0, and every entry before the thread has started, fail it.  A
- * large object (handed out at an offset) or anything odd takes a slower
- * path. */
-static inline void dealloc(void *p, size_t size, const char *call)
-{
-    uintptr_t a = (uintptr_t)p;
-    unsigned tag = pm_bin_tag_of_addr(a);
-    pm_tbin_fs *t = pm_tc_entry(tag);
-    uint32_t rel = (uint32_t)((a - PM_DATA_START) & (PM_CHUNK - 1));
-    if (pm_likely(pm_tc_is_object(t, rel) && size <= pm_bins[tag - 1].size)) {
-        pm_tc_push_to(t, p);
-        return;
-    }
-    free_other(p, size, call);
+    return pm_alloc(size, "malloc");
 }
 
 PM_API PM_FREE_PLACE void pm_free(void *p)
 {
-    dealloc(p, 0, "free");
+    pm_dealloc(p, 0, "free");
 }
 
 /* ---- slow paths ---- */
@@ -96,9 +65,8 @@ static long big_weight(size_t size)
     return pm_unlikely(pm_prof_on) && size <= PTRDIFF_MAX ? pm_sampler_charge(size) : 0;
 }
 
-/* A large or huge object the sampler may pick: apart from alloc_big, so
- * that malloc, where alloc_big is inlined, keeps its fast path as it is
- * without the profile. */
+/* A large or huge object the sampler may pick: apart from pm_alloc_big,
+ * whose path without the profile then needs no frame. */
 static __attribute__((noinline)) void *alloc_big_profiled(size_t size, const char *call)
 {
     long weight = big_weight(size);
@@ -107,7 +75,7 @@ static __attribute__((noinline)) void *alloc_big_profiled(size_t size, const cha
     return huge_alloc(size, PM_ALIGN, weight, 0);
 }
 
-static void *alloc_big(size_t size, const char *call)
+void *pm_alloc_big(size_t size, const char *call)
 {
     if (pm_unlikely(pm_prof_on))
         return alloc_big_profiled(size, call);
@@ -200,7 +168,7 @@ static void release(void *p, const struct where *w, const char *call, void *site
  * guard checked, back to its slot, noting the pointer for a double free
  * found later.  Anything else, and a slot with the free mark, goes the
  * slow way, which tells a double free from a mark the program stored. */
-static void free_other(void *p, size_t size, const char *call)
+void pm_free_other(void *p, size_t size, const char *call)
 {
     unsigned bin = pm_bin_of_addr((uintptr_t)p);
     char *slot = bin < PM_NBINS && pm_bins[bin].kind == PM_LARGE ? pm_large_slot(p, bin) : 0;
@@ -226,7 +194,7 @@ static void free_slow(void *p, size_t size, const char *call)
 static void *alloc_aligned(size_t align, size_t size, const char *call)
 {
     if (align <= PM_ALIGN)
-        return alloc(size, call);
+        return pm_alloc(size, call);
     if (size <= PM_LOOKUP_MAX) {
         unsigned bin = pm_bin_of_small(size);
         if (align <= 1ul << pm_bins[bin].align_log)
@@ -256,7 +224,7 @@ PM_API void *pm_calloc(size_t n, size_t size)
         return 0;
     }
     if (total <= PM_LARGE_MAX) {
-        void *p = alloc(total, "calloc");
+        void *p = pm_alloc(total, "calloc");
         if (p)
             memset(p, 0, total);
         return p;
@@ -272,7 +240,7 @@ PM_API void *pm_calloc(size_t n, size_t size)
 PM_API void *pm_realloc(void *p, size_t size)
 {
     if (!p)
-        return alloc(size, "realloc");
+        return pm_alloc(size, "realloc");
     if (!size) {
         pm_free(p);
         return 0;
@@ -287,7 +255,7 @@ PM_API void *pm_realloc(void *p, size_t size)
     } else if (size <= w.usable && size >= w.usable / 2) {
         return p;
     }
-    void *q = alloc(size, "realloc");
+    void *q = pm_alloc(size, "realloc");
     if (!q)
         return 0;
     memcpy(q, p, size < w.usable ? size : w.usable);
@@ -361,14 +329,14 @@ PM_API size_t pm_malloc_usable_size(const void *p)
 
 PM_API void pm_free_sized(void *p, size_t size)
 {
-    dealloc(p, size, "free_sized");
+    pm_dealloc(p, size, "free_sized");
 }
 
 PM_API void pm_free_aligned_sized(void *p, size_t align, size_t size)
 {
     if (pm_unlikely((uintptr_t)p & (align - 1)))
         pm_fatal("free_aligned_sized", p, "pointer not aligned as stated");
-    dealloc(p, size, "free_aligned_sized");
+    pm_dealloc(p, size, "free_aligned_sized");
 }
 
 PM_API int pm_trim(void)

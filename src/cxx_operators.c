@@ -4,6 +4,7 @@
  * weak references. */
 #include <stddef.h>
 #include <unwind.h>
+#include "fast_path.h"
 #include "os.h"
 #include "primalloc.h"
 
@@ -17,7 +18,7 @@ extern void __cxa_end_catch(void) __attribute__((weak));
 static void *allocate(size_t size, size_t align)
 {
     if (!align)
-        return pm_malloc(size);
+        return pm_alloc(size, "operator new");
     void *p = 0;
     return pm_posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) ? 0 : p;
 }
@@ -73,8 +74,9 @@ __attribute__((noinline)) static struct _Unwind_Exception *call_handler(new_hand
  * The handler may throw only bad_alloc ([new.handler]), so catching any
  * C++ exception catches no more than a conforming handler throws; and a
  * C++ exception comes from a loaded C++ runtime, which binds the weak
- * references to __cxa_begin_catch and __cxa_end_catch. */
-static void *new_with_handler(size_t size, size_t align, int nothrow)
+ * references to __cxa_begin_catch and __cxa_end_catch.  The forms without
+ * alignment first pop from the thread's list inline. */
+static __attribute__((noinline)) void *new_slow(size_t size, size_t align, int nothrow)
 {
     for (;;) {
         void *p = allocate(size, align);
@@ -101,6 +103,12 @@ static void *new_with_handler(size_t size, size_t align, int nothrow)
     }
 }
 
+static inline void *new_with_handler(size_t size, size_t align, int nothrow)
+{
+    void *p = align ? 0 : pm_alloc_cached(size);
+    return pm_likely(p) ? p : new_slow(size, align, nothrow);
+}
+
 PM_API void *_Znwm(size_t n) { return new_with_handler(n, 0, 0); }
 PM_API void *_Znam(size_t n) { return new_with_handler(n, 0, 0); }
 PM_API void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { (void)nt; return new_with_handler(n, 0, 1); }
@@ -110,16 +118,16 @@ PM_API void *_ZnamSt11align_val_t(size_t n, size_t al) { return new_with_handler
 PM_API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return new_with_handler(n, al, 1); }
 PM_API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return new_with_handler(n, al, 1); }
 
-PM_API void _ZdlPv(void *p) { pm_free(p); }
-PM_API void _ZdaPv(void *p) { pm_free(p); }
-PM_API void _ZdlPvm(void *p, size_t n) { pm_free_sized(p, n); }
-PM_API void _ZdaPvm(void *p, size_t n) { pm_free_sized(p, n); }
-PM_API void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; pm_free(p); }
-PM_API void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; pm_free(p); }
-PM_API void _ZdlPvSt11align_val_t(void *p, size_t al) { (void)al; pm_free(p); }
-PM_API void _ZdaPvSt11align_val_t(void *p, size_t al) { (void)al; pm_free(p); }
+PM_API void _ZdlPv(void *p) { pm_dealloc(p, 0, "operator delete"); }
+PM_API void _ZdaPv(void *p) { pm_dealloc(p, 0, "operator delete"); }
+PM_API void _ZdlPvm(void *p, size_t n) { pm_dealloc(p, n, "operator delete"); }
+PM_API void _ZdaPvm(void *p, size_t n) { pm_dealloc(p, n, "operator delete"); }
+PM_API void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; pm_dealloc(p, 0, "operator delete"); }
+PM_API void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; pm_dealloc(p, 0, "operator delete"); }
+PM_API void _ZdlPvSt11align_val_t(void *p, size_t al) { (void)al; pm_dealloc(p, 0, "operator delete"); }
+PM_API void _ZdaPvSt11align_val_t(void *p, size_t al) { (void)al; pm_dealloc(p, 0, "operator delete"); }
 PM_API void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { pm_free_aligned_sized(p, al, n); }
 PM_API void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { pm_free_aligned_sized(p, al, n); }
-PM_API void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)al; (void)nt; pm_free(p); }
-PM_API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)al; (void)nt; pm_free(p); }
+PM_API void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)al; (void)nt; pm_dealloc(p, 0, "operator delete"); }
+PM_API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)al; (void)nt; pm_dealloc(p, 0, "operator delete"); }
 #endif

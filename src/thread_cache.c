@@ -182,6 +182,7 @@ static void tc_start(void)
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         struct pm_tbin *t = &pm_tc.bins[bin];
         set_room(t, 0);
+        t->size = pm_bins[bin].size;
         t->recip = pm_bins[bin].recip;
         t->limit = pm_bins[bin].limit;
     }
@@ -435,7 +436,7 @@ void pm_tc_check(void)
     if (pm_tc.state != TC_LIVE)
         return;
     const struct pm_tbin *none = &pm_tc.none;
-    if (none->head || none->room || none->recip || none->limit)
+    if (none->head || none->room || none->size || none->recip || none->limit)
         pm_fatal("thread cache check", 0, "entry of no bin written");
     long granted = 0;
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
@@ -446,7 +447,8 @@ void pm_tc_check(void)
             pm_fatal("thread cache check", t->head, "list length and room disagree");
         if (t->head || room_of(t))
             granted += batch_bytes(bin);
-        if (t->recip != pm_bins[bin].recip || t->limit != pm_bins[bin].limit)
+        if (t->size != pm_bins[bin].size || t->recip != pm_bins[bin].recip ||
+            t->limit != pm_bins[bin].limit)
             pm_fatal("thread cache check", 0, "object test differs from the bin's");
         void *spare = pm_tc.spares[bin];
         if (spare && checked_length(bin, spare, batch) != batch)

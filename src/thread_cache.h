@@ -30,11 +30,12 @@ struct pm_tbin {
                      none with an empty list until the thread first
                      allocates or frees in this bin (again after a flush),
                      so that this takes the slow path */
-    uint64_t recip, limit; /* the bin's object test (pm_divides), copied
-                              when the thread starts: free reads it from
-                              the line it touches anyway, and needs no
-                              address of the bin's struct pm_bin.  Zero
-                              until then, which fails every pointer */
+    uint32_t size; /* the bin's object size, and its object test */
+    uint64_t recip, limit; /* (pm_divides), copied when the thread starts:
+                              free reads them from the line it touches
+                              anyway, and needs no address of the bin's
+                              struct pm_bin.  Zero until then, which fails
+                              every pointer */
 };
 _Static_assert(sizeof(struct pm_tbin) == PM_BIN_STRIDE,
                "a scaled bin is an entry's offset, and a shift scales a tag to it");
@@ -146,27 +147,56 @@ void *pm_tc_corrupt(const void *p, const char *call);
  * instruction fewer. */
 void pm_tc_free_slow(void *p);
 
-/* The next object's line is fetched now: where objects come back cold
- * (freed by another thread, long ago), the next malloc of the bin would
- * otherwise wait for it to read the link.  The last object's link is
- * NULL, and a prefetch of page 0 walks the page tables every time, which a
- * thread whose list holds one object (a large bin's often does) would pay
- * on every malloc; prefetching p instead costs a compare and a move. */
+/* The link of p, the head of a thread's list, decoded; the caller tests
+ * it (free_object.h).  The empty asm keeps the decode apart from the
+ * tests, which the compiler otherwise merges into more instructions. */
+static inline uintptr_t pm_tc_next(const void *p)
+{
+    uintptr_t next = *(const uintptr_t *)p ^ pm_link_secret;
+    __asm__("" : "+r"(next));
+    return next;
+}
+
+/* Takes p, the head of t's list, whose link decoded to next.  The next
+ * object's line is fetched now: where objects come back cold (freed by
+ * another thread, long ago), the next malloc of the bin would otherwise
+ * wait for it to read the link.  The last object's link is NULL, and a
+ * prefetch of page 0 walks the page tables every time, which a thread
+ * whose list holds one object (a large bin's often does) would pay on
+ * every malloc; prefetching p instead costs a compare and a move. */
+static inline void *pm_tc_unlink(pm_tbin_fs *t, void *p, uintptr_t next)
+{
+    __builtin_prefetch(next ? (void *)next : p);
+    t->head = (void *)next;
+    ((void **)p)[1] = 0;
+    t->room++;
+    return p;
+}
+
+/* An object from t's list, refilled when empty; NULL only when memory
+ * ran out (errno ENOMEM). */
 static inline void *pm_tc_pop_from(pm_tbin_fs *t, const char *call)
 {
     void *p = t->head;
     if (pm_likely(p)) {
-        uintptr_t next = *(uintptr_t *)p ^ pm_link_secret;
-        __asm__("" : "+r"(next));
+        uintptr_t next = pm_tc_next(p);
         if (pm_unlikely(next & (PM_ALIGN - 1)))
             return pm_tc_corrupt(p, call);
-        __builtin_prefetch(next ? (void *)next : p);
-        t->head = (void *)next;
-        ((void **)p)[1] = 0;
-        t->room++;
-        return p;
+        return pm_tc_unlink(t, p, next);
     }
     return pm_tc_refill(t, call);
+}
+
+/* An object from t's list, or NULL when it is empty or its head's link
+ * fails the check (pm_tc_pop_from, on the caller's slow path, reports
+ * that): no call at all. */
+static inline void *pm_tc_take(pm_tbin_fs *t)
+{
+    void *p = t->head;
+    if (!p)
+        return 0;
+    uintptr_t next = pm_tc_next(p);
+    return pm_likely(!(next & (PM_ALIGN - 1))) ? pm_tc_unlink(t, p, next) : 0;
 }
 
 static inline void *pm_tc_pop(unsigned bin, const char *call)

@@ -20,6 +20,8 @@
 
 void free_sized(void *ptr, size_t size);
 void free_aligned_sized(void *ptr, size_t alignment, size_t size);
+/* C++'s sized operator delete, by its mangled name. */
+void _ZdlPvm(void *p, size_t size);
 
 #define SMALL 48
 #define MEDIUM 4000
@@ -177,6 +179,13 @@ static void free_sized_too_big(const void *arg)
     free_sized(p, opaque(malloc_usable_size(p) + 1));
 }
 
+static void sized_delete_too_big(const void *arg)
+{
+    char *p = object(*(const size_t *)arg);
+    child_announce(p);
+    _ZdlPvm(p, opaque(malloc_usable_size(p) + 1));
+}
+
 static void free_aligned_sized_too_big(const void *arg)
 {
     size_t size = *(const size_t *)arg;
@@ -240,6 +249,8 @@ static const struct bad_case cases[] = {
     {"free_sized too big, medium", free_sized_too_big, {MEDIUM}, "free_sized", TOO_BIG},
     {"free_sized too big, large", free_sized_too_big, {LARGE}, "free_sized", TOO_BIG},
     {"free_sized too big, huge", free_sized_too_big, {HUGE}, "free_sized", TOO_BIG},
+    {"sized operator delete too big, small", sized_delete_too_big, {SMALL}, "operator delete",
+     TOO_BIG},
     {"free_aligned_sized too big, medium", free_aligned_sized_too_big, {MEDIUM},
      "free_aligned_sized", TOO_BIG},
     {"free_aligned_sized with a page alignment the pointer lacks", free_aligned_sized_misaligned,

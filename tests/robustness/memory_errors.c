@@ -29,6 +29,11 @@
 #define CHUNK (2 * MiB)
 
 static const char LINK[] = "corrupted free-list link";
+
+/* C++'s operator new and delete, by their mangled names: their fast paths
+ * are their own (src/cxx_operators.c). */
+void *_Znwm(size_t size);
+void _ZdlPv(void *p);
 static const char BEFORE[] = "memory before the object overwritten, or a pointer inside it";
 static const char AFTER_FREE[] = "large object written after it was freed";
 static const char INTERIOR[] = "pointer inside an object, not at its start";
@@ -85,6 +90,17 @@ static void write_after_free(const void *arg)
     child_announce(p);
     memset(opaque_ptr(p), (int)s[1], s[0]);
     malloc(opaque(s[0]));
+}
+
+/* The same through operator new, which finds the link on its slow path. */
+static void write_after_delete(const void *arg)
+{
+    const size_t *s = arg;
+    char *p = _Znwm(opaque(s[0]));
+    _ZdlPv(p);
+    child_announce(p);
+    memset(opaque_ptr(p), (int)s[1], s[0]);
+    _Znwm(opaque(s[0]));
 }
 
 /* arg: bytes changed just before a large object.  Each is flipped, not
@@ -189,6 +205,7 @@ static const struct error_case cases[] = {
     {"small_zero_after_free", write_after_free, {SMALL, 0}, "malloc", LINK},
     {"medium_write_after_free", write_after_free, {MEDIUM, 'A'}, "malloc", LINK},
     {"medium_zero_after_free", write_after_free, {MEDIUM, 0}, "malloc", LINK},
+    {"small_write_after_delete", write_after_delete, {SMALL, 'A'}, "operator new", LINK},
     {"large_underflow_1", large_underflow, {1}, "free", BEFORE},
     {"large_underflow_32", large_underflow, {32}, "free", BEFORE},
     {"large_write_after_free", large_after_free, {'A'}, "malloc", AFTER_FREE},

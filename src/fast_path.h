@@ -1,0 +1,63 @@
+/* malloc's and free's fast paths, inline in every entry point that
+ * allocates or frees an object with no alignment asked for: the C
+ * functions of api.c and the C++ operators of cxx_operators.c.  A small or
+ * medium request is a table lookup and a pop from this thread's list; a
+ * free of an object's start in a bin's chunk, a push on it.  Everything
+ * else is a call away, in api.c.
+ *
+ * Promises: pm_alloc returns an object of at least size bytes, or NULL
+ * with errno set to ENOMEM; pm_dealloc frees p, a pointer malloc or a
+ * relative returned (or NULL), of at most size bytes when size is not 0,
+ * or ends in pm_fatal naming call. */
+#ifndef PM_FAST_PATH_H
+#define PM_FAST_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "chunk_table.h"
+#include "sizeclass.h"
+#include "thread_cache.h"
+
+#pragma GCC visibility push(hidden)
+/* A request above PM_LOOKUP_MAX: a large or huge object. */
+void *pm_alloc_big(size_t size, const char *call);
+/* A free the fast path did not take. */
+__attribute__((noinline)) void pm_free_other(void *p, size_t size, const char *call);
+#pragma GCC visibility pop
+
+/* call: the API function, named should a corrupted free list be found. */
+static inline void *pm_alloc(size_t size, const char *call)
+{
+    if (pm_likely(size <= PM_LOOKUP_MAX))
+        return pm_tc_pop_from(pm_tc_scaled(pm_scaled_bin_of_small(size)), call);
+    return pm_alloc_big(size, call);
+}
+
+/* An object of at least size bytes from this thread's list, or NULL when
+ * size is not small or medium or the list is empty (pm_tc_take): no call,
+ * for a caller whose own slow path, pm_alloc, needs size kept. */
+static inline void *pm_alloc_cached(size_t size)
+{
+    return pm_likely(size <= PM_LOOKUP_MAX) ? pm_tc_take(pm_tc_scaled(pm_scaled_bin_of_small(size))) : 0;
+}
+
+/* The fast free: p must be an object's start in a bin's chunk and, when
+ * the caller states a size, no bigger than the object.  The chunk's bin
+ * tag (bin + 1, or 0 for any other chunk or memory) indexes this thread's
+ * cache directly, whose entry holds the bin's object test and size; the
+ * entry of tag 0, and every entry before the thread has started, fail the
+ * test.  A large object (handed out at an offset) or anything odd takes a
+ * slower path. */
+static inline void pm_dealloc(void *p, size_t size, const char *call)
+{
+    uintptr_t a = (uintptr_t)p;
+    pm_tbin_fs *t = pm_tc_entry(pm_bin_tag_of_addr(a));
+    uint32_t rel = (uint32_t)((a - PM_DATA_START) & (PM_CHUNK - 1));
+    if (pm_likely(pm_tc_is_object(t, rel) && size <= t->size)) {
+        pm_tc_push_to(t, p);
+        return;
+    }
+    pm_free_other(p, size, call);
+}
+
+#endif
