@@ -42,12 +42,12 @@
 
 /* tag: 0 for memory that is not primalloc's, bin + 1 for a chunk of a bin,
  * or one of the kinds below, whose low byte is 0: the low byte alone is
- * bin + 1 for a bin's chunk and 0 for any other.  link: for a bin's chunk, the carving lane it
- * was made for (folio.h); for the first chunk of a huge object, its pages
- * in use; for a later chunk of one, the run's length in chunks; for a free
- * chunk, the number of its run's record on the run's first and last chunk
- * and 0 on any other, or on a run not yet in the pool (huge.h,
- * chunk_pool.h). */
+ * bin + 1 for a bin's chunk and 0 for any other.  link: for a bin's
+ * chunk, the carving lane it was made for (folio.h); for the first chunk
+ * of a huge object, its pages in use; for a later chunk of one, the run's
+ * length in chunks; for a free chunk, the number of its run's record on
+ * the run's first and last chunk and 0 on any other, or on a run not yet
+ * in the pool (huge.h, chunk_pool.h). */
 struct pm_chunk_entry {
     uint32_t tag;
     uint32_t link;
@@ -60,7 +60,8 @@ enum {
     PM_TAG_GONE = 0x400,      /* a chunk given back to the kernel: only a
                                  freed pointer of primalloc's can name it */
 };
-_Static_assert(PM_NBINS < 0x100 && !((PM_TAG_HUGE | PM_TAG_HUGE_BODY | PM_TAG_FREE | PM_TAG_GONE) & 0xff),
+_Static_assert(PM_NBINS < 0x100 &&
+                   !((PM_TAG_HUGE | PM_TAG_HUGE_BODY | PM_TAG_FREE | PM_TAG_GONE) & 0xff),
                "a tag's low byte is a bin's tag or 0");
 
 /* The zero leaf comes first, so that the table's own address is the base

@@ -148,8 +148,9 @@ void *pm_tc_corrupt(const void *p, const char *call);
 void pm_tc_free_slow(void *p);
 
 /* The link of p, the head of a thread's list, decoded; the caller tests
- * it (free_object.h).  The empty asm keeps the decode apart from the
- * tests, which the compiler otherwise merges into more instructions. */
+ * it (free_object.h).  The empty asm hides how it was made: without it
+ * the compiler tests the stored word against the key for NULL, keeping
+ * both in registers, two instructions more in malloc. */
 static inline uintptr_t pm_tc_next(const void *p)
 {
     uintptr_t next = *(const uintptr_t *)p ^ pm_link_secret;
