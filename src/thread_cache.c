@@ -411,8 +411,8 @@ int pm_tc_holds_walk(const void *p, unsigned bin, const char *call)
         return 0;
     unsigned batch = pm_bins[bin].batch;
     const struct pm_homeward *h = &pm_tc.homeward[bin];
-    return list_has(t->head, p, batch - room_of(t), call) || list_has(pm_tc.spares[bin], p, batch, call) ||
-           list_has(h->head, p, h->n, call);
+    return list_has(t->head, p, batch - room_of(t), call) ||
+           list_has(pm_tc.spares[bin], p, batch, call) || list_has(h->head, p, h->n, call);
 }
 
 void pm_tc_flush(void)

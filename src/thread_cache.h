@@ -30,12 +30,12 @@ struct pm_tbin {
                      none with an empty list until the thread first
                      allocates or frees in this bin (again after a flush),
                      so that this takes the slow path */
-    uint32_t size; /* the bin's object size, and its object test */
-    uint64_t recip, limit; /* (pm_divides), copied when the thread starts:
-                              free reads them from the line it touches
-                              anyway, and needs no address of the bin's
-                              struct pm_bin.  Zero until then, which fails
-                              every pointer */
+    /* The bin's object size and object test (pm_divides), copied when the
+     * thread starts: free reads them from the line it touches anyway, and
+     * needs no address of the bin's struct pm_bin.  Zero until then, which
+     * fails every pointer. */
+    uint32_t size;
+    uint64_t recip, limit;
 };
 _Static_assert(sizeof(struct pm_tbin) == PM_BIN_STRIDE,
                "a scaled bin is an entry's offset, and a shift scales a tag to it");
