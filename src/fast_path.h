@@ -38,7 +38,9 @@ static inline void *pm_alloc(size_t size, const char *call)
  * for a caller whose own slow path, pm_alloc, needs size kept. */
 static inline void *pm_alloc_cached(size_t size)
 {
-    return pm_likely(size <= PM_LOOKUP_MAX) ? pm_tc_take(pm_tc_scaled(pm_scaled_bin_of_small(size))) : 0;
+    if (pm_likely(size <= PM_LOOKUP_MAX))
+        return pm_tc_take(pm_tc_scaled(pm_scaled_bin_of_small(size)));
+    return 0;
 }
 
 /* The fast free: p must be an object's start in a bin's chunk and, when
