@@ -52,7 +52,8 @@ struct list {
 struct pm_bin_state {
     uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial list k has a folio */
     size_t carved_folios;
-    size_t taken;                              /* objects not free in their folios */
+    size_t taken; /* objects not free in their folios; written under the
+                     lock, read without it too (pm_folio_out) */
     struct list dirty;                         /* newest first */
     struct list clean;
     struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
@@ -374,7 +375,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
         if (f->nfree)
             partial_push(s, f);
     }
-    s->taken += want - need;
+    __atomic_store_n(&s->taken, s->taken + (want - need), __ATOMIC_RELAXED);
     pm_lock_drop(bin_lock(bin));
     if (grew)
         pm_fp_want_settle();
@@ -484,7 +485,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             in_run++;
         }
         nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
-        s->taken -= n;
+        __atomic_store_n(&s->taken, s->taken - n, __ATOMIC_RELAXED);
         pm_lock_drop(bin_lock(bin));
         for (unsigned i = 0; i < nleft; i++)
             to_pool(&left[i]);
@@ -569,6 +570,11 @@ void pm_folio_check(void)
             check_failed(s, "more objects taken and free than carved");
         pm_lock_drop(bin_lock(bin));
     }
+}
+
+size_t pm_folio_out(unsigned bin)
+{
+    return __atomic_load_n(&bins[bin].taken, __ATOMIC_RELAXED);
 }
 
 void pm_folio_census(unsigned bin, struct pm_folio_census *out)

@@ -47,6 +47,10 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call);
  * Returns 1 if there was one. */
 int pm_folio_purge_one(uint32_t before, int force);
 
+/* Objects of bin not free in its folios (in use or cached), read without
+ * the lock: a hint that may lag a concurrent change. */
+size_t pm_folio_out(unsigned bin);
+
 /* For tests and statistics: what bin holds now, read under its lock. */
 struct pm_folio_census {
     size_t objects;       /* objects of its carved folios */

@@ -214,6 +214,19 @@ static void check_sometimes(void)
 }
 #endif
 
+/* How many objects a list from the folios asks for: no more than the bin
+ * has out already, and at least a page's worth (or one object), up to a
+ * batch.  A bin a program uses for a few objects then touches a page or
+ * two of them, not the eight pages whose first words a batch of objects
+ * of a page or more links; a busy bin reaches whole batches within a few
+ * refills, its count doubling each time. */
+static unsigned folio_list_length(unsigned bin, unsigned batch)
+{
+    size_t out = pm_folio_out(bin), page = PM_PAGE / pm_bins[bin].size;
+    size_t n = out > page ? out : page ? page : 1;
+    return n < batch ? (unsigned)n : batch;
+}
+
 /* site: the return address a sampled object records. */
 static void *refill(unsigned bin, const char *call, void *site)
 {
@@ -251,7 +264,7 @@ static void *refill(unsigned bin, const char *call, void *site)
     } else {
         list = pm_cache_get(bin, call);
     }
-    if (!list && !(list = pm_folio_alloc(bin, n, &n))) {
+    if (!list && !(list = pm_folio_alloc(bin, folio_list_length(bin, n), &n))) {
         errno = ENOMEM;
         return 0;
     }

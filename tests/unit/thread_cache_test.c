@@ -4,7 +4,7 @@
  * double free of any of them aborts, and thread exit empties the cache.
  * A new thread sends objects carved for another CPU's lane home, and its
  * first free of a pointer inside an object aborts too.  Threads hold no
- * more than their budgets. */
+ * more than their budgets, and a bin's first lists are short. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -286,6 +286,26 @@ static void sends_home(void)
     pm_free(home_objs);
 }
 
+/* A bin's first lists from the folios are short: a bin of objects of a
+ * page or more hands out one object, then as many as it has out, up to a
+ * batch.  The bin must be untouched so far. */
+static void first_lists_short(void)
+{
+    unsigned bin = pm_bin_of_small(3 * 4096);
+    size_t size = pm_bins[bin].size, batch = pm_bins[bin].batch;
+    struct pm_folio_census c;
+    pm_folio_census(bin, &c);
+    CHECK(c.objects == c.free);
+    void *p[3];
+    for (int i = 0; i < 3; i++)
+        CHECK((p[i] = pm_malloc(size)));
+    pm_folio_census(bin, &c);
+    CHECK(batch >= 4 && c.objects - c.free == 4 && pm_folio_out(bin) == 4);
+    CHECK(pm_tc_count(bin) == 1);
+    for (int i = 0; i < 3; i++)
+        pm_free(p[i]);
+}
+
 int main(void)
 {
     /* The main thread runs on the first CPU, so that what it carves is of
@@ -295,6 +315,7 @@ int main(void)
     two_cpus(cpu);
     pm_free(pm_malloc(1));
     pin(cpu[0]);
+    first_lists_short();
     sends_home();
     unsigned bin = pm_bin_of_small(48);
     size_t batch = pm_bins[bin].batch;
