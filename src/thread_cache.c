@@ -222,8 +222,10 @@ static void check_sometimes(void)
  * refills, its count doubling each time. */
 static unsigned folio_list_length(unsigned bin, unsigned batch)
 {
-    size_t out = pm_folio_out(bin), page = PM_PAGE / pm_bins[bin].size;
-    size_t n = out > page ? out : page ? page : 1;
+    size_t out = pm_folio_out(bin);
+    if (out >= batch)
+        return batch;
+    size_t page = PM_PAGE / pm_bins[bin].size, n = out > page ? out : page ? page : 1;
     return n < batch ? (unsigned)n : batch;
 }
 
