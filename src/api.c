@@ -334,9 +334,7 @@ PM_API void pm_free_sized(void *p, size_t size)
 
 PM_API void pm_free_aligned_sized(void *p, size_t align, size_t size)
 {
-    if (pm_unlikely((uintptr_t)p & (align - 1)))
-        pm_fatal("free_aligned_sized", p, "pointer not aligned as stated");
-    pm_dealloc(p, size, "free_aligned_sized");
+    pm_dealloc_aligned(p, align, size, "free_aligned_sized");
 }
 
 PM_API int pm_trim(void)

@@ -118,23 +118,24 @@ PM_API void *_ZnamSt11align_val_t(size_t n, size_t al) { return new_with_handler
 PM_API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return new_with_handler(n, al, 1); }
 PM_API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt) { (void)nt; return new_with_handler(n, al, 1); }
 
-/* Every delete form without alignment: free's fast path, n the size the
- * sized forms state (0 for the others). */
-static inline void deallocate(void *p, size_t n)
+/* Every delete form: free's fast path, n the size the sized forms state
+ * (0 for the others), al the alignment the aligned forms state (1 for
+ * the others). */
+static inline void deallocate(void *p, size_t n, size_t al)
 {
-    pm_dealloc(p, n, "operator delete");
+    pm_dealloc_aligned(p, al, n, "operator delete");
 }
 
-PM_API void _ZdlPv(void *p) { deallocate(p, 0); }
-PM_API void _ZdaPv(void *p) { deallocate(p, 0); }
-PM_API void _ZdlPvm(void *p, size_t n) { deallocate(p, n); }
-PM_API void _ZdaPvm(void *p, size_t n) { deallocate(p, n); }
-PM_API void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; deallocate(p, 0); }
-PM_API void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; deallocate(p, 0); }
-PM_API void _ZdlPvSt11align_val_t(void *p, size_t al) { (void)al; deallocate(p, 0); }
-PM_API void _ZdaPvSt11align_val_t(void *p, size_t al) { (void)al; deallocate(p, 0); }
-PM_API void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { pm_free_aligned_sized(p, al, n); }
-PM_API void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { pm_free_aligned_sized(p, al, n); }
-PM_API void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)al; (void)nt; deallocate(p, 0); }
-PM_API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)al; (void)nt; deallocate(p, 0); }
+PM_API void _ZdlPv(void *p) { deallocate(p, 0, 1); }
+PM_API void _ZdaPv(void *p) { deallocate(p, 0, 1); }
+PM_API void _ZdlPvm(void *p, size_t n) { deallocate(p, n, 1); }
+PM_API void _ZdaPvm(void *p, size_t n) { deallocate(p, n, 1); }
+PM_API void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; deallocate(p, 0, 1); }
+PM_API void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; deallocate(p, 0, 1); }
+PM_API void _ZdlPvSt11align_val_t(void *p, size_t al) { deallocate(p, 0, al); }
+PM_API void _ZdaPvSt11align_val_t(void *p, size_t al) { deallocate(p, 0, al); }
+PM_API void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al) { deallocate(p, n, al); }
+PM_API void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al) { deallocate(p, n, al); }
+PM_API void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; deallocate(p, 0, al); }
+PM_API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt) { (void)nt; deallocate(p, 0, al); }
 #endif

@@ -8,13 +8,15 @@
  * Promises: pm_alloc returns an object of at least size bytes, or NULL
  * with errno set to ENOMEM; pm_dealloc frees p, a pointer malloc or a
  * relative returned (or NULL), of at most size bytes when size is not 0,
- * or ends in pm_fatal naming call. */
+ * or ends in pm_fatal naming call; pm_dealloc_aligned also ends there
+ * when p lacks the alignment stated. */
 #ifndef PM_FAST_PATH_H
 #define PM_FAST_PATH_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "chunk_table.h"
+#include "os.h"
 #include "sizeclass.h"
 #include "thread_cache.h"
 
@@ -60,6 +62,16 @@ static inline void pm_dealloc(void *p, size_t size, const char *call)
         return;
     }
     pm_free_other(p, size, call);
+}
+
+/* pm_dealloc of a pointer said to have alignment align, a power of two
+ * (free_aligned_sized, C++'s aligned delete): one that lacks it is
+ * misuse. */
+static inline void pm_dealloc_aligned(void *p, size_t align, size_t size, const char *call)
+{
+    if (pm_unlikely((uintptr_t)p & (align - 1)))
+        pm_fatal(call, p, "pointer not aligned as stated");
+    pm_dealloc(p, size, call);
 }
 
 #endif

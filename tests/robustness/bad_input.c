@@ -20,8 +20,11 @@
 
 void free_sized(void *ptr, size_t size);
 void free_aligned_sized(void *ptr, size_t alignment, size_t size);
-/* C++'s sized operator delete, by its mangled name. */
+/* C++'s sized, aligned and sized aligned operator delete, by their
+ * mangled names. */
 void _ZdlPvm(void *p, size_t size);
+void _ZdlPvSt11align_val_t(void *p, size_t align);
+void _ZdaPvmSt11align_val_t(void *p, size_t size, size_t align);
 
 #define SMALL 48
 #define MEDIUM 4000
@@ -206,6 +209,26 @@ static void free_aligned_sized_misaligned(const void *arg)
     free_aligned_sized(p, 4096, SMALL);
 }
 
+/* The same through C++'s aligned delete, unsized and sized. */
+static void aligned_delete_misaligned(const void *arg)
+{
+    (void)arg;
+    char *p = object(SMALL);
+    if ((uintptr_t)p % 4096 == 0)
+        p = object(SMALL);
+    child_announce(p);
+    _ZdlPvSt11align_val_t(p, 4096);
+}
+
+static void sized_aligned_delete_too_big(const void *arg)
+{
+    size_t size = *(const size_t *)arg;
+    char *p = aligned_alloc(64, size);
+    CHECK(p != NULL);
+    child_announce(p);
+    _ZdaPvmSt11align_val_t(p, opaque(malloc_usable_size(p) + 1), 64);
+}
+
 struct bad_case {
     const char *name;
     void (*run)(const void *arg);
@@ -255,6 +278,10 @@ static const struct bad_case cases[] = {
      "free_aligned_sized", TOO_BIG},
     {"free_aligned_sized with a page alignment the pointer lacks", free_aligned_sized_misaligned,
      {0}, "free_aligned_sized", MISALIGNED},
+    {"aligned operator delete with a page alignment the pointer lacks", aligned_delete_misaligned,
+     {0}, "operator delete", MISALIGNED},
+    {"sized aligned operator delete[] too big, medium", sized_aligned_delete_too_big, {MEDIUM},
+     "operator delete", TOO_BIG},
 };
 
 /* Returns 1 if the case behaved; prints the outcome either way, so the
