@@ -189,43 +189,48 @@ static void sized_delete_too_big(const void *arg)
     _ZdlPvm(p, opaque(malloc_usable_size(p) + 1));
 }
 
-static void free_aligned_sized_too_big(const void *arg)
+/* A 64-byte aligned object of size bytes, announced. */
+static char *aligned_object(size_t size)
 {
-    size_t size = *(const size_t *)arg;
     char *p = aligned_alloc(64, size);
     CHECK(p != NULL);
     child_announce(p);
-    free_aligned_sized(p, 64, opaque(malloc_usable_size(p) + 1));
+    return p;
 }
 
-/* A 16-byte aligned object freed as if it were page-aligned. */
-static void free_aligned_sized_misaligned(const void *arg)
+/* A small object, 16-byte aligned but not page-aligned, announced. */
+static char *not_page_aligned(void)
 {
-    (void)arg;
     char *p = object(SMALL);
     if ((uintptr_t)p % 4096 == 0)
         p = object(SMALL);
     child_announce(p);
-    free_aligned_sized(p, 4096, SMALL);
+    return p;
+}
+
+static void free_aligned_sized_too_big(const void *arg)
+{
+    char *p = aligned_object(*(const size_t *)arg);
+    free_aligned_sized(p, 64, opaque(malloc_usable_size(p) + 1));
+}
+
+/* An object freed as if it were page-aligned. */
+static void free_aligned_sized_misaligned(const void *arg)
+{
+    (void)arg;
+    free_aligned_sized(not_page_aligned(), 4096, SMALL);
 }
 
 /* The same through C++'s aligned delete, unsized and sized. */
 static void aligned_delete_misaligned(const void *arg)
 {
     (void)arg;
-    char *p = object(SMALL);
-    if ((uintptr_t)p % 4096 == 0)
-        p = object(SMALL);
-    child_announce(p);
-    _ZdlPvSt11align_val_t(p, 4096);
+    _ZdlPvSt11align_val_t(not_page_aligned(), 4096);
 }
 
 static void sized_aligned_delete_too_big(const void *arg)
 {
-    size_t size = *(const size_t *)arg;
-    char *p = aligned_alloc(64, size);
-    CHECK(p != NULL);
-    child_announce(p);
+    char *p = aligned_object(*(const size_t *)arg);
     _ZdaPvmSt11align_val_t(p, opaque(malloc_usable_size(p) + 1), 64);
 }
 
