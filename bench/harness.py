@@ -109,6 +109,10 @@ WORKLOADS = [
              ("pairs=40000000", "pairs=4000000", "pairs=10000"),
              variants=[(str(s), "size=%d" % s) for s in
                        (16, 64, 256, 1024, 4096, 16384, 65536)] + [("mixed", "size=0")]),
+    # The same pairs through C++'s new and sized delete.
+    Workload("microbench-cxx", c("microbench_cxx", "window=%d" % WINDOW),
+             ("pairs=40000000", "pairs=4000000", "pairs=10000"),
+             variants=[(str(s), "size=%d" % s) for s in (16, 256)]),
     Workload("python3", ["/usr/bin/python3", BENCH + "/real/alloc_heavy.py"],
              ("12", "4", "1"), env={"PYTHONMALLOC": "malloc"}),
     Workload("perl", ["perl", BENCH + "/real/words.pl"], ("6", "2", "1")),
@@ -117,7 +121,10 @@ WORKLOADS = [
     Workload("redis", ["bash", BENCH + "/real/redis.sh"],
              ("25000", "6000", "300"), script=True),
 ]
-CALLGRIND_SIZES = (16, 64, 256, 1024)
+# Each column of the callgrind table: its heading, microbench's build
+# (plain C, or C++'s operators) and the size.
+CALLGRIND_COLUMNS = [("%d B" % s, "microbench", s) for s in (16, 64, 256, 1024)] + \
+    [("16 B new", "microbench_cxx", 16)]
 BASELINE = "loop alone"
 CALLGRIND_PAIRS = {"full": 200000, "quick": 100000, "tiny": 2000}
 
@@ -316,7 +323,7 @@ def main():
         writer = csv.DictWriter(csv_file, CSV_FIELDS)
         writer.writeheader()
 
-    cg_runs = len(CALLGRIND_SIZES) * 2 * (len(present) + 1) if with_callgrind else 0
+    cg_runs = len(CALLGRIND_COLUMNS) * 2 * (len(present) + 1) if with_callgrind else 0
     progress = Progress(len(cells) * runs * len(present) + cg_runs)
     print("%s mode: %d cells x %d allocators x %d runs, plus %d callgrind runs" % (
         mode, len(cells), len(present), runs, cg_runs), flush=True)
@@ -365,36 +372,36 @@ def run_callgrind(mode, build, allocs, progress):
     allocator); the difference divided by N leaves out start-up and exit,
     and the same for the loop without malloc and free (BASELINE) leaves
     out the loop.  Returns {(allocator, size): instructions or an error
-    string}, with the loop's own count under (BASELINE, size)."""
+    string}, with the loop's own count under (BASELINE, heading)."""
     out = {}
     if not shutil.which("valgrind"):
-        return {(n, s): "no valgrind" for n, _ in allocs for s in CALLGRIND_SIZES}
+        return {(n, h): "no valgrind" for n, _ in allocs for h, _, _ in CALLGRIND_COLUMNS}
     n = CALLGRIND_PAIRS[mode]
-    for size in CALLGRIND_SIZES:
+    for heading, prog, size in CALLGRIND_COLUMNS:
         counts = {}
         for pairs in (n, 2 * n):
             for name, lib in [(BASELINE, None)] + allocs:
                 cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                       build + "/bench/microbench", "size=%d" % size, "pairs=%d" % pairs,
+                       build + "/bench/" + prog, "size=%d" % size, "pairs=%d" % pairs,
                        "window=%d" % WINDOW,
                        "baseline=%d" % (name == BASELINE)]
                 r = run_once(*launch(cmd, {}, lib, False), 600)
                 m = re.search(r"Collected : (\d+)", r["stderr"])
                 if r["status"] == "ok" and not m:
                     r["status"] = "FAILED(no count)"
-                progress.step("callgrind/%d/%d %s" % (size, pairs, name), r)
+                progress.step("callgrind/%s/%d %s" % (heading, pairs, name), r)
                 counts.setdefault(name, []).append(int(m.group(1)) if m else r["status"])
         for name, (a, b) in counts.items():
             # A run that died before its loop (snmalloc cannot start under
             # valgrind) counts as much at 2N pairs as at N.
             if isinstance(a, int) and isinstance(b, int):
-                out[(name, size)] = (b - a) / n if b > a else "FAILED(no loop ran)"
+                out[(name, heading)] = (b - a) / n if b > a else "FAILED(no loop ran)"
             else:
-                out[(name, size)] = a if isinstance(a, str) else b
-        loop = out[(BASELINE, size)]
+                out[(name, heading)] = a if isinstance(a, str) else b
+        loop = out[(BASELINE, heading)]
         for name, _ in allocs:
-            if isinstance(out[(name, size)], float) and isinstance(loop, float):
-                out[(name, size)] -= loop
+            if isinstance(out[(name, heading)], float) and isinstance(loop, float):
+                out[(name, heading)] -= loop
     return out
 
 

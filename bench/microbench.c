@@ -10,6 +10,23 @@
 
 #include <stdio.h>
 
+/* Built twice: microbench calls malloc and free; microbench_cxx
+ * (PM_BENCH_OPERATORS) calls what a C++ program's `new T` and `delete p`
+ * of a type of the given size call, by their mangled names: the
+ * allocator's own operators where it has them, else libstdc++'s, which
+ * call malloc and free.  Sized delete needs one size: no mixed sizes. */
+#ifdef PM_BENCH_OPERATORS
+void *_Znwm(size_t size);
+void _ZdlPvm(void *p, size_t size);
+#define ALLOCATE(s) _Znwm(s)
+#define RELEASE(p) _ZdlPvm(p, (size_t)size)
+#define MIXED_SIZES 0
+#else
+#define ALLOCATE(s) malloc(s)
+#define RELEASE(p) free(p)
+#define MIXED_SIZES 1
+#endif
+
 #define TABLE 1024
 #define MAX (1 << 20)
 #define MAX_WINDOW 4096
@@ -22,10 +39,10 @@ int main(int argc, char **argv)
     long window = arg_long("window", 1);
     bool baseline = arg_long("baseline", 0);
     args_done();
-    if (size < 0 || size > MAX || pairs < 1 || window < 1 || window > MAX_WINDOW ||
+    if (size < !MIXED_SIZES || size > MAX || pairs < 1 || window < 1 || window > MAX_WINDOW ||
         (window & (window - 1))) {
-        fprintf(stderr, "need 0 <= size <= %d, pairs >= 1, a power of two window <= %d\n", MAX,
-                MAX_WINDOW);
+        fprintf(stderr, "need %d <= size <= %d, pairs >= 1, a power of two window <= %d\n",
+                !MIXED_SIZES, MAX, MAX_WINDOW);
         return 2;
     }
     static unsigned char *live[MAX_WINDOW];
@@ -45,9 +62,9 @@ int main(int argc, char **argv)
     uint64_t t0 = now_ns();
     for (long i = 0; i < pairs; i++) {
         size_t s = sizes[i % TABLE];
-        unsigned char *p = baseline ? buffer : malloc(s);
+        unsigned char *p = baseline ? buffer : ALLOCATE(s);
         if (!p) {
-            check_fail("malloc(%zu) returned NULL", s);
+            check_fail("allocating %zu bytes returned NULL", s);
             break;
         }
         misaligned += (uintptr_t)p % (s >= 16 ? 16 : 8) != 0;
@@ -57,12 +74,12 @@ int main(int argc, char **argv)
         want += (unsigned char)i + (unsigned char)(i >> 8);
         unsigned char **slot = &live[i & (window - 1)];
         if (!baseline)
-            free(*slot);
+            RELEASE(*slot);
         *slot = p;
     }
     if (!baseline)
         for (long i = 0; i < window; i++)
-            free(live[i]);
+            RELEASE(live[i]);
     double secs = (double)(now_ns() - t0) / 1e9;
 
     if (sum != want)

@@ -126,12 +126,12 @@ def latency_table(s):
 
 
 def callgrind_table(allocs, callgrind, baseline):
-    sizes = sorted({sz for _, sz in callgrind})
+    headings = list(dict.fromkeys(h for _, h in callgrind))
     rows = []
     for a in [n for n, _ in allocs] + [baseline]:
-        vals = [callgrind.get((a, sz)) for sz in sizes]
+        vals = [callgrind.get((a, h)) for h in headings]
         rows.append([a] + ["%.1f" % v if isinstance(v, float) else (v or "-") for v in vals])
-    text = table(["allocator"] + ["%d B" % sz for sz in sizes], rows)
+    text = table(["allocator"] + headings, rows)
     numbers = {round(v, 1) for (a, _), v in callgrind.items()
                if isinstance(v, float) and a != baseline}
     if len([a for a, _ in allocs]) > 1 and len(numbers) <= 1:
@@ -259,7 +259,8 @@ def write(outdir, mode, runs, cells, allocs, missing, results, callgrind, baseli
     if callgrind:
         md += ["## Instructions per malloc+free pair (callgrind, single thread)", "",
                "Counted by valgrind --tool=callgrind for N and 2N pairs of microbench "
-               "(with its window of live objects, as in the microbench cells): "
+               "(with its window of live objects, as in the microbench cells; \"new\": "
+               "C++'s new and sized delete, as in the microbench-cxx cells): "
                "(count(2N) - count(N)) / N, less the same for the loop without malloc and "
                "free (its last row, already subtracted).", "",
                callgrind_table(allocs, callgrind, baseline)]
