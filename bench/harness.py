@@ -371,7 +371,7 @@ def run_callgrind(mode, build, allocs, progress):
     callgrind (which, unlike memcheck, leaves malloc to the preloaded
     allocator); the difference divided by N leaves out start-up and exit,
     and the same for the loop without malloc and free (BASELINE) leaves
-    out the loop.  Returns {(allocator, size): instructions or an error
+    out the loop.  Returns {(allocator, heading): instructions or an error
     string}, with the loop's own count under (BASELINE, heading)."""
     out = {}
     if not shutil.which("valgrind"):
