@@ -52,8 +52,9 @@ struct list {
 struct pm_bin_state {
     uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial list k has a folio */
     size_t carved_folios;
-    size_t taken; /* objects not free in their folios; written under the
-                     lock, read without it too (pm_folio_out) */
+    size_t taken;                              /* objects not free in their folios,
+                                                  written under the lock and read
+                                                  without it too (pm_folio_out) */
     struct list dirty;                         /* newest first */
     struct list clean;
     struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
