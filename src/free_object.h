@@ -61,11 +61,19 @@ static inline uintptr_t pm_link_encode(const void *next, uint64_t key)
     return (uintptr_t)next ^ key;
 }
 
+/* Whether a decoded link can be one: objects are PM_ALIGN-aligned, and
+ * the key's low bits (PM_LINK_LOW) make a word the program overwrote
+ * with an aligned pointer or a small even number decode misaligned. */
+static inline int pm_link_ok(uintptr_t next)
+{
+    return !(next & (PM_ALIGN - 1));
+}
+
 /* The link of object p, stored as word, decoded with key. */
 static inline void *pm_link_decode(const void *p, uintptr_t word, uint64_t key, const char *call)
 {
     uintptr_t next = word ^ key;
-    if (pm_unlikely(next & (PM_ALIGN - 1)))
+    if (pm_unlikely(!pm_link_ok(next)))
         pm_link_corrupt(call, p);
     return (void *)next;
 }

@@ -174,20 +174,6 @@ static inline void *pm_tc_unlink(pm_tbin_fs *t, void *p, uintptr_t next)
     return p;
 }
 
-/* An object from t's list, refilled when empty; NULL only when memory
- * ran out (errno ENOMEM). */
-static inline void *pm_tc_pop_from(pm_tbin_fs *t, const char *call)
-{
-    void *p = t->head;
-    if (pm_likely(p)) {
-        uintptr_t next = pm_tc_next(p);
-        if (pm_unlikely(next & (PM_ALIGN - 1)))
-            return pm_tc_corrupt(p, call);
-        return pm_tc_unlink(t, p, next);
-    }
-    return pm_tc_refill(t, call);
-}
-
 /* An object from t's list, or NULL when it is empty or its head's link
  * fails the check (pm_tc_pop_from, on the caller's slow path, reports
  * that): no call at all. */
@@ -197,7 +183,17 @@ static inline void *pm_tc_take(pm_tbin_fs *t)
     if (!p)
         return 0;
     uintptr_t next = pm_tc_next(p);
-    return pm_likely(!(next & (PM_ALIGN - 1))) ? pm_tc_unlink(t, p, next) : 0;
+    return pm_likely(pm_link_ok(next)) ? pm_tc_unlink(t, p, next) : 0;
+}
+
+/* An object from t's list, refilled when empty; NULL only when memory
+ * ran out (errno ENOMEM). */
+static inline void *pm_tc_pop_from(pm_tbin_fs *t, const char *call)
+{
+    void *p = pm_tc_take(t);
+    if (pm_likely(p))
+        return p;
+    return t->head ? pm_tc_corrupt(t->head, call) : pm_tc_refill(t, call);
 }
 
 static inline void *pm_tc_pop(unsigned bin, const char *call)
