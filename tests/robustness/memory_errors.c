@@ -28,12 +28,12 @@
 #define LARGE (24 * 4096 + 1)
 #define CHUNK (2 * MiB)
 
-static const char LINK[] = "corrupted free-list link";
-
 /* C++'s operator new and delete, by their mangled names: their fast paths
  * are their own (src/cxx_operators.c). */
 void *_Znwm(size_t size);
 void _ZdlPv(void *p);
+
+static const char LINK[] = "corrupted free-list link";
 static const char BEFORE[] = "memory before the object overwritten, or a pointer inside it";
 static const char AFTER_FREE[] = "large object written after it was freed";
 static const char INTERIOR[] = "pointer inside an object, not at its start";
