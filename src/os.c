@@ -135,13 +135,6 @@ uint64_t pm_os_random_seed(void)
     return r ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&r;
 }
 
-uint32_t pm_os_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
-
 void pm_os_sleep_ms(uint32_t ms)
 {
     int saved = errno;
@@ -335,6 +328,17 @@ void pm_os_backtrace_prime(void)
     pm_os_backtrace(frame, 1);
 }
 
+/* Where an object whose headers are mapped at eh was loaded: the address
+ * its symbols' values are relative to. */
+static uintptr_t load_base(const ElfW(Ehdr) *eh, const ElfW(Phdr) *ph)
+{
+    uintptr_t base = (uintptr_t)eh;
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
+            base = (uintptr_t)eh - ph[i].p_vaddr;
+    return base;
+}
+
 /* The program's headers are those of the object primalloc is part of when
  * the executable holds it. */
 void pm_os_own_code(uintptr_t *lo, uintptr_t *hi)
@@ -345,10 +349,7 @@ void pm_os_own_code(uintptr_t *lo, uintptr_t *hi)
     *lo = *hi = 0;
     if ((uintptr_t)ph == getauxval(AT_PHDR))
         return;
-    uintptr_t base = (uintptr_t)eh;
-    for (unsigned i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
-            base = (uintptr_t)eh - ph[i].p_vaddr;
+    uintptr_t base = load_base(eh, ph);
     for (unsigned i = 0; i < eh->e_phnum; i++)
         if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
             *lo = base + ph[i].p_vaddr;
@@ -425,6 +426,66 @@ void pm_os_each_symbol(void (*fn)(void *ctx, uintptr_t start, size_t size, const
 {
     struct symbol_walk w = {fn, ctx};
     dl_iterate_phdr(object_symbols, &w);
+}
+
+struct wanted {
+    const char *name;
+    uintptr_t at;
+};
+
+static void match_symbol(void *ctx, uintptr_t start, size_t size, const char *name)
+{
+    (void)size;
+    struct wanted *w = ctx;
+    if (!strcmp(name, w->name))
+        w->at = start;
+}
+
+/* The vDSO's function of that name, or 0.  Its headers are found in the
+ * auxiliary vector, not through dl_iterate_phdr, which takes the loader's
+ * lock: dlopen holds that lock while it allocates. */
+static uintptr_t vdso_function(const char *name)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+    if (!eh)
+        return 0;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+    struct dl_phdr_info info = {.dlpi_addr = load_base(eh, ph), .dlpi_phdr = ph, .dlpi_phnum = eh->e_phnum};
+    struct wanted w = {name, 0};
+    struct symbol_walk walk = {match_symbol, &w};
+    object_symbols(&info, sizeof info, &walk);
+    return w.at;
+}
+
+typedef int (*clock_fn)(clockid_t, struct timespec *);
+
+/* The clock pm_os_now_ms reads: the vDSO's own clock_gettime where there
+ * is one (not under valgrind), else the C library's.  The library's
+ * wrapper lies among its time functions, a stretch of its text that many
+ * programs never run, and its first call would map 64 KiB of it into the
+ * process (the kernel maps the pages around a fault); the vDSO's page is
+ * mapped already.  Found at the first call; threads that race there find
+ * the same function. */
+static clock_fn now_clock;
+
+int pm_os_clock_is_vdso(void)
+{
+    pm_os_now_ms();
+    return now_clock != clock_gettime;
+}
+
+uint32_t pm_os_now_ms(void)
+{
+    clock_fn clock = __atomic_load_n(&now_clock, __ATOMIC_RELAXED);
+    if (pm_unlikely(!clock)) {
+        clock = (clock_fn)vdso_function("__vdso_clock_gettime");
+        if (!clock)
+            clock = clock_gettime;
+        __atomic_store_n(&now_clock, clock, __ATOMIC_RELAXED);
+    }
+    struct timespec ts;
+    clock(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
 }
 
 const char *pm_os_env(const char *name)

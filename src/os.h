@@ -39,8 +39,12 @@ void pm_os_yield(void);
 
 uint64_t pm_os_random_seed(void);
 
-/* A coarse monotonic clock in milliseconds (wraps). */
+/* A coarse monotonic clock in milliseconds (wraps): CLOCK_MONOTONIC_COARSE,
+ * read through the vDSO. */
 uint32_t pm_os_now_ms(void);
+/* Whether pm_os_now_ms calls the vDSO directly, not the C library's
+ * clock_gettime (for tests). */
+int pm_os_clock_is_vdso(void);
 void pm_os_sleep_ms(uint32_t ms);
 
 /* Whether time `at` lies before `before` on the wrapping clock (the two

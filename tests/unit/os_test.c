@@ -1,9 +1,11 @@
 /* The platform layer's parsers of what the environment says (numbers and
- * signal names or numbers, with everything that is not one read as 0) and
- * its test of when a periodic task is due. */
+ * signal names or numbers, with everything that is not one read as 0), its
+ * test of when a periodic task is due, and its clock. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
+#include <time.h>
 #include "os.h"
 #include "unit.h"
 
@@ -59,11 +61,31 @@ static void test_due(void)
     }
 }
 
+static uint32_t libc_now_ms(void)
+{
+    struct timespec ts;
+    CHECK(clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+/* The clock is the C library's coarse monotonic one, read through the
+ * vDSO wherever the process has one (valgrind gives it none). */
+static void test_clock(void)
+{
+    CHECK(pm_os_clock_is_vdso() == (getauxval(AT_SYSINFO_EHDR) != 0));
+    for (int i = 0; i < 1000; i++) {
+        uint32_t before = libc_now_ms(), now = pm_os_now_ms(), after = libc_now_ms();
+        CHECK(!pm_os_earlier(now, before));
+        CHECK(!pm_os_earlier(after, now));
+    }
+}
+
 int main(void)
 {
     test_env_number();
     test_signal_number();
     test_due();
+    test_clock();
     printf("os: parsers and clock ok\n");
     return 0;
 }
