@@ -19,7 +19,7 @@
  * its record's number (link), found through `blocks`. */
 struct free_run {
     struct free_run *next, *prev;   /* in its class's list, newest first */
-    struct free_run *newer, *older; /* in the age list */
+    struct free_run *newer, *older; /* in the age list, by since */
     uintptr_t base;
     size_t chunks;
     size_t dirty; /* bytes that may hold committed pages */
@@ -103,6 +103,10 @@ static unsigned kind_of(const struct free_run *r)
     return r->dirty ? COMMITTED : CLEAN;
 }
 
+/* A run goes into the age list after the last run filed no later than it:
+ * the newest end for a run freed now, further back for a piece of an older
+ * run (cut, or left by a purge), so that the purge, which looks at the
+ * oldest run alone, never finds an old run behind a younger one. */
 static void link_run(struct free_run *r)
 {
     unsigned c = class_of(r->chunks), k = kind_of(r);
@@ -112,13 +116,19 @@ static void link_run(struct free_run *r)
         r->next->prev = r;
     lists[k][c] = r;
     nonempty[k] |= 1ull << c;
-    r->older = newest;
-    r->newer = 0;
-    if (newest)
-        newest->newer = r;
+    struct free_run *after = newest;
+    while (after && pm_os_earlier(r->since, after->since))
+        after = after->older;
+    r->older = after;
+    r->newer = after ? after->newer : oldest;
+    if (r->newer)
+        r->newer->older = r;
+    else
+        newest = r;
+    if (after)
+        after->newer = r;
     else
         oldest = r;
-    newest = r;
     free_chunks += r->chunks;
     clean_chunks += k == CLEAN ? r->chunks : 0;
     nruns++;
@@ -187,10 +197,14 @@ static void forget_locked(uintptr_t base, size_t chunks);
 
 /* With the lock held: files [base, base + chunks) as free, coalesced with
  * its free neighbours.  When no record can be had for it, the run is
- * unmapped instead. */
+ * unmapped instead.  The run keeps the oldest time of its parts: purge.h
+ * promises that nothing stays dirty much longer than PM_DECAY_MS, and a
+ * run that took the time of each newcomer would not be purged while
+ * freed chunks kept joining it. */
 static void put_locked(uintptr_t base, size_t chunks, size_t dirty)
 {
     uintptr_t start = base, end = start + chunks * PM_CHUNK;
+    uint32_t since = pm_os_now_ms();
     /* The run's own chunks read "free" at once; its interior stays so. */
     pm_chunk_set(start, chunks * PM_CHUNK, PM_TAG_FREE, 0);
     struct free_run *keep = 0, *r;
@@ -199,6 +213,7 @@ static void put_locked(uintptr_t base, size_t chunks, size_t dirty)
         pm_chunk_set(start - PM_CHUNK, PM_CHUNK, PM_TAG_FREE, 0);
         start = addr(r);
         dirty += r->dirty;
+        since = r->since;
         keep = r;
     }
     if ((r = joinable(pm_chunk_entry_of(end), dirty))) {
@@ -206,6 +221,8 @@ static void put_locked(uintptr_t base, size_t chunks, size_t dirty)
         pm_chunk_set(end, PM_CHUNK, PM_TAG_FREE, 0);
         end += r->chunks * PM_CHUNK;
         dirty += r->dirty;
+        if (pm_os_earlier(r->since, since))
+            since = r->since;
         if (keep)
             drop_record(r);
         else
@@ -216,7 +233,7 @@ static void put_locked(uintptr_t base, size_t chunks, size_t dirty)
         pm_os_unmap((void *)start, end - start);
         return;
     }
-    file_run(keep, start, (end - start) / PM_CHUNK, dirty, pm_os_now_ms());
+    file_run(keep, start, (end - start) / PM_CHUNK, dirty, since);
 }
 
 void pm_pool_put(void *base, size_t chunks, size_t dirty)
@@ -520,6 +537,8 @@ void pm_pool_check(void)
         uintptr_t base = addr(r), last = base + (r->chunks - 1) * PM_CHUNK;
         if (r->older != prev)
             pm_fatal("pool check", (void *)base, "age list broken");
+        if (prev && pm_os_earlier(r->since, prev->since))
+            pm_fatal("pool check", (void *)base, "age list out of order");
         if (!(nonempty[kind_of(r)] >> class_of(r->chunks) & 1))
             pm_fatal("pool check", (void *)base, "run filed in the wrong class");
         if (r->dirty > r->chunks * PM_CHUNK)

@@ -1,9 +1,10 @@
 /* Chunk pool: runs are aligned and tagged as asked, free runs coalesce and
  * are reused best fit, a clean run reads as zero, a run too big for any
  * committed one gets their pages, runs grow in place or move with their
- * contents, purging unmaps (the chunks then read "gone"),
- * and every mapped chunk is in exactly one place (checked against the
- * chunk table after each step). */
+ * contents, purging unmaps (the chunks then read "gone") what has been
+ * free long enough, counted from a run's oldest part, and every mapped
+ * chunk is in exactly one place (checked against the chunk table after
+ * each step). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
@@ -166,6 +167,25 @@ int main(void)
     pm_pool_put(joined, 6, 6 * PM_CHUNK);
     pm_pool_put(keep_apart, 1, 0);
     owned -= 7;
+    census();
+
+    /* A free run is as old as its oldest part: a chunk freed next to it
+     * later does not put off its purge.  The pool is emptied first, so
+     * that the run is the only one. */
+    char *pair = pm_pool_take(2, PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
+    owned += 2;
+    while (pm_pool_purge_one(0, 1))
+        ;
+    pm_pool_put(pair, 1, PM_CHUNK);
+    uint32_t first = pm_os_now_ms();
+    while (pm_os_now_ms() == first)
+        ;
+    pm_pool_put(pair + PM_CHUNK, 1, PM_CHUNK);
+    owned -= 2;
+    census();
+    pm_pool_census(&c);
+    CHECK(c.runs == 1 && c.free == 2);
+    CHECK(pm_pool_purge_one(first, 0));
     census();
 
     pm_pool_put(a, 1, PM_CHUNK);
