@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/single_threaded.h>
+#include "background.h"
 #include "cache.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
@@ -46,13 +47,13 @@ PM_API PM_FREE_PLACE void pm_free(void *p)
 
 /* A huge object, or, for a weight from big_weight, a sampled large or
  * huge object (heap_profile.h); then the purge its allocation may call
- * for (purge.h). */
+ * for (background.h). */
 static void *huge_alloc(size_t size, size_t align, long weight, int *dirty)
 {
     void *p = weight ? pm_prof_alloc_big(size, align, weight, dirty)
               : size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align, dirty)
                                                                : 0;
-    pm_purge_if_wanted();
+    pm_background_if_wanted();
     if (!p)
         errno = ENOMEM;
     return p;
@@ -157,7 +158,7 @@ static void release(void *p, const struct where *w, const char *call, void *site
             pm_huge_free(w->start, w->huge);
         else
             pm_prof_give_back(w->start, w->bin);
-        pm_purge_if_wanted();
+        pm_background_if_wanted();
         return;
     }
     pm_large_release(w->start, p, call);
@@ -431,7 +432,7 @@ static void postfork_child(void)
     pm_tc_postfork(1);
     drop_locks();
     pm_tc_fork_child();
-    pm_purge_fork_child();
+    pm_background_fork_child();
     if (_IO_list_resetlock)
         _IO_list_resetlock();
 }

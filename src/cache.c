@@ -607,6 +607,19 @@ static void decay_if_due(uint32_t now)
     pm_fp_want_settle();
 }
 
+void pm_cache_decay(void)
+{
+    decay_if_due(pm_os_now_ms());
+}
+
+int pm_cache_held(void)
+{
+    long bytes = __atomic_load_n(&global_held.bytes, __ATOMIC_RELAXED);
+    for (unsigned s = 0; __atomic_load_n(&cpus, __ATOMIC_ACQUIRE) && s < ncpus; s++)
+        bytes += __atomic_load_n(&held[s].bytes, __ATOMIC_RELAXED);
+    return bytes != 0;
+}
+
 void pm_cache_put(unsigned bin, void *batch, int cpu)
 {
     uint32_t now = pm_os_now_ms();

@@ -49,6 +49,15 @@ void pm_cache_leave(unsigned bin, void *list, unsigned n, int cpu);
 /* Returns every cached object to its folio. */
 void pm_cache_drain(void);
 
+/* Returns to the folios what has lain in the levels PM_DECAY_MS, as a put
+ * does at most every quarter of that, and asks for a settle: for the
+ * background thread, which runs no puts of its own. */
+void pm_cache_decay(void);
+
+/* Whether the levels hold a whole batch anywhere: read without locks, so
+ * a hint while other threads move batches. */
+int pm_cache_held(void);
+
 /* Objects of bin held by the CPU levels and by the global level (for
  * statistics), each level's chains read under its lock in turn. */
 void pm_cache_census(unsigned bin, size_t *cpu, size_t *global);

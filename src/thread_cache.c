@@ -1,6 +1,7 @@
 #include "thread_cache.h"
 #include <errno.h>
 #include <pthread.h>
+#include "background.h"
 #include "cache.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
@@ -8,7 +9,6 @@
 #include "guard.h"
 #include "heap_profile.h"
 #include "lock.h"
-#include "purge.h"
 
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
 
@@ -149,7 +149,7 @@ static void tc_release(void)
         send_homeward(bin);
     }
     pm_tc.granted = 0;
-    pm_purge_if_wanted();
+    pm_background_if_wanted();
 }
 
 /* Runs at thread exit.  Frees that come later in the thread's teardown
@@ -294,7 +294,7 @@ void *pm_tc_refill(pm_tbin_fs *t, const char *call)
 {
     unsigned bin = (unsigned)(((uintptr_t)t - (uintptr_t)pm_tc_bin(0)) / sizeof(struct pm_tbin));
     void *p = refill(bin, call, __builtin_return_address(0));
-    pm_purge_if_wanted();
+    pm_background_if_wanted();
     return p;
 }
 
@@ -405,7 +405,7 @@ static void overflow(void *p)
 void pm_tc_free_slow(void *p)
 {
     overflow(p);
-    pm_purge_if_wanted();
+    pm_background_if_wanted();
 }
 
 /* Whether p is in the first n objects of list (n bounds the walk should a

@@ -3,7 +3,8 @@
  * and followed by no allocation at all, or by work of another size only.
  *  on:   run with PRIMALLOC_PURGE_THREAD=1; the resident set must fall to
  *        within QUIET_SLACK of where it started within twice the decay
- *        time (src/footprint.h), the background thread's doing.
+ *        time (src/footprint.h), the background thread's doing, and the
+ *        CPU and global caches must hold nothing within twice more.
  *  off:  run without it; the process must still have one thread: no
  *        thread of primalloc's by default.
  *  busy: run without it; rounds of 64-byte objects, allocated and freed
@@ -18,7 +19,9 @@
 #include <unistd.h>
 #include "check.h"
 #include "footprint.h"
-#include "purge.h"
+#include "sizeclass.h"
+#include "background.h"
+#include "cache.h"
 
 #define QUIET_SLACK (48 * MiB)
 
@@ -89,6 +92,29 @@ static void falls_back(const char *mode, size_t before, size_t after_burst, int 
     CHECK(threads_now() == threads);
 }
 
+static size_t cached_by_levels(void)
+{
+    size_t n = 0;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        n += pm_cache_count(bin);
+    return n;
+}
+
+/* Polls the CPU and global levels every 50 ms, for up to `ms`, until
+ * they hold no object, and checks that they do not. */
+static void caches_empty(size_t after_burst, int ms)
+{
+    size_t now = cached_by_levels();
+    for (int waited = 0; waited < ms && now; waited += 50) {
+        usleep(50 * 1000);
+        now = cached_by_levels();
+    }
+    printf("quiet_purge on: %zu objects in the CPU and global caches after the burst, %zu now, "
+           "resident %zu MiB\n",
+           after_burst, now, rss_bytes() / MiB);
+    CHECK(now == 0);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
@@ -97,12 +123,13 @@ int main(int argc, char **argv)
     work_round();
     size_t before = rss_bytes();
     burst();
-    size_t after_burst = rss_bytes();
+    size_t after_burst = rss_bytes(), cached = cached_by_levels();
     CHECK(after_burst > before + 256 * MiB);
     if (busy) {
         falls_back("busy", before, after_burst, 4 * PM_DECAY_MS, 1, 1);
     } else if (on) {
         falls_back("on", before, after_burst, 2 * PM_DECAY_MS, 0, 2);
+        caches_empty(cached, 2 * PM_DECAY_MS);
     } else {
         usleep(2 * PM_DECAY_MS * 1000);
         CHECK(threads_now() == 1);

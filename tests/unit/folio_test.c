@@ -22,13 +22,20 @@ static size_t folio_of(void *p)
     return (off - PM_DATA_START) / pm_folio_bytes(b);
 }
 
+/* The settle a call of the folios may ask for (background.h runs it so). */
+static void settle_if_wanted(void)
+{
+    if (pm_fp_unsettled)
+        pm_purge_settle();
+}
+
 /* take and give call the folios as the thread cache does: each call, then
  * the purge it may ask for. */
 static void *take(unsigned n, void **out)
 {
     unsigned got;
     void *head = pm_folio_alloc(bin, n, &got);
-    pm_purge_if_wanted();
+    settle_if_wanted();
     CHECK(got == n);
     unsigned i = 0;
     for (void *p = head; p; p = pm_link_next(p, "malloc"))
@@ -43,7 +50,7 @@ static void give(void **objs, unsigned n)
         pm_link_set(objs[i], i + 1 < n ? objs[i + 1] : 0);
     pm_folio_free_list(bin, objs[0], "free");
     CHECK(pm_fp_unsettled);
-    pm_purge_if_wanted();
+    settle_if_wanted();
 }
 
 static int resident(void *p, size_t len)
