@@ -37,6 +37,8 @@ static void *background(void *unused)
     return 0;
 }
 
+/* Decides, once, whether the environment asks for the thread, and starts
+ * it if so; a thread that cannot be made leaves it off. */
 static void start(void)
 {
     uint32_t state = BG_UNASKED, want = pm_os_env_on(PM_PURGE_THREAD_ENV) ? BG_ON : BG_OFF;
