@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "background.h"
+#include "cache.h"
 #include "check.h"
 #include "footprint.h"
 #include "sizeclass.h"
-#include "background.h"
-#include "cache.h"
 
 #define QUIET_SLACK (48 * MiB)
 
