@@ -462,7 +462,7 @@ typedef int (*clock_fn)(clockid_t, struct timespec *);
 /* The clock pm_os_now_ms reads: the vDSO's own clock_gettime where there
  * is one (not under valgrind), else the C library's.  The library's
  * wrapper lies among its time functions, a stretch of its text that many
- * programs never run, and its first call would map 64 KiB of it into the
+ * programs never run, and its first call would map that stretch into the
  * process (the kernel maps the pages around a fault); the vDSO's page is
  * mapped already.  Found at the first call; threads that race there find
  * the same function. */
