@@ -48,12 +48,40 @@ static void account(long pages)
  * most a chunk committed past the object, under a third of it. */
 #define TAIL_HUGE_CHUNKS 4
 
-/* The object's whole chunks may be huge pages, and so may its last
- * fraction if the object is big; the rest of the run keeps small ones,
- * whatever an earlier owner of the range chose. */
-static void choose_page_size(char *base, size_t pages, size_t chunks)
+/* Pages sampled to tell a filled object from a sparse one. */
+#define FILL_SAMPLES 8
+
+/* The huge object allocated last: its first chunk's address, or-ed with
+ * its pages (at most PM_CHUNK - 1 of them counted).  0 before the first. */
+static uintptr_t last_object;
+
+/* Whether most of the pages of [base, base + pages) are in memory: an
+ * object the program filled, not one it touches here and there. */
+static int filled(const void *base, size_t pages)
 {
-    size_t whole = chunks >= TAIL_HUGE_CHUNKS ? chunks * PM_CHUNK : pages * PM_PAGE & ~(PM_CHUNK - 1);
+    return pages && 2 * pm_os_resident_sample(base, pages * PM_PAGE, FILL_SAMPLES) > FILL_SAMPLES;
+}
+
+/* Huge pages save an object up to 511 faults a chunk, and commit a whole
+ * chunk wherever the program writes a byte of it: they pay for an object
+ * that is filled, and cost memory in one that is written sparsely.  Which
+ * kind a new object is cannot be known, so it takes after the huge object
+ * allocated before it, read now (a program that fills its objects has
+ * filled that one by now; one that fills them sparsely has not). */
+static int fill_expected(void)
+{
+    uintptr_t last = __atomic_load_n(&last_object, __ATOMIC_RELAXED);
+    return filled((void *)(last & ~(PM_CHUNK - 1)), last & (PM_CHUNK - 1));
+}
+
+/* The object's whole chunks may be huge pages, and so may its last
+ * fraction if the object is big, when huge is set; the rest of the run
+ * keeps small ones, whatever an earlier owner of the range chose. */
+static void choose_page_size(char *base, size_t pages, size_t chunks, int huge)
+{
+    size_t whole = 0;
+    if (huge)
+        whole = chunks >= TAIL_HUGE_CHUNKS ? chunks * PM_CHUNK : pages * PM_PAGE & ~(PM_CHUNK - 1);
     if (whole)
         pm_os_hugepage(base, whole, 1);
     if (whole < chunks * PM_CHUNK)
@@ -73,7 +101,8 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
     size_t keep = committed_end(pages);
     if (had && keep < chunks * PM_CHUNK)
         pm_os_uncommit(base + keep, chunks * PM_CHUNK - keep);
-    choose_page_size(base, pages, chunks);
+    choose_page_size(base, pages, chunks, fill_expected());
+    __atomic_store_n(&last_object, (uintptr_t)base | (pages < PM_CHUNK ? pages : PM_CHUNK - 1), __ATOMIC_RELAXED);
     if (dirty)
         *dirty = had != 0;
     account((long)pages);
@@ -119,6 +148,7 @@ void *pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size)
         return 0;
     size_t old = e->link, now = pages_of(size), chunks = run_chunks(p), need = chunks_of(now), had;
     char *base = p;
+    int huge = filled(p, old);
     if (need > chunks && !pm_pool_extend((uintptr_t)base + chunks * PM_CHUNK, need - chunks, &had)) {
         base = pm_pool_move(p, chunks, need, PM_TAG_HUGE, (uint32_t)now);
         if (!base)
@@ -134,7 +164,7 @@ void *pm_huge_resize(void *p, struct pm_chunk_entry *e, size_t size)
     if (need > 1)
         pm_chunk_set((uintptr_t)base + PM_CHUNK, (need - 1) * PM_CHUNK, PM_TAG_HUGE_BODY, (uint32_t)need);
     pm_chunk_set((uintptr_t)base, PM_CHUNK, PM_TAG_HUGE, (uint32_t)now);
-    choose_page_size(base, now, need);
+    choose_page_size(base, now, need, huge);
     account((long)now - (long)old);
     return base;
 }

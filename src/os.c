@@ -67,6 +67,20 @@ void pm_os_hugepage(void *p, size_t size, int on)
     errno = saved;
 }
 
+unsigned pm_os_resident_sample(const void *p, size_t size, unsigned samples)
+{
+    int saved = errno;
+    size_t step = (size >> PM_PAGE_SHIFT) / samples * PM_PAGE;
+    unsigned in = 0;
+    for (unsigned i = 0; i < samples; i++) {
+        unsigned char v = 0;
+        if (mincore((char *)p + i * step, PM_PAGE, &v) == 0)
+            in += v & 1;
+    }
+    errno = saved;
+    return in;
+}
+
 int pm_os_move(void *from, size_t size, void *to)
 {
     int saved = errno;

@@ -18,6 +18,10 @@ void pm_os_uncommit(void *p, size_t size);
 /* Whether touching [p, p + size) may fault in transparent huge pages; the
  * choice stays with the range until it is made again or unmapped. */
 void pm_os_hugepage(void *p, size_t size, int on);
+/* Of `samples` pages spread evenly over [p, p + size) (p page-aligned,
+ * size at least a page), how many are in memory; an unmapped page counts
+ * as absent. */
+unsigned pm_os_resident_sample(const void *p, size_t size, unsigned samples);
 /* Moves the pages of [from, from + size) to [to, to + size), a mapping
  * of the caller's that they replace, and unmaps the source.  1 if done;
  * 0 (nothing changed) when the source spans more than one mapping. */

@@ -28,6 +28,26 @@ static size_t resident_pages(void *p, size_t len)
     return n;
 }
 
+/* The page-size advice of the mapping holding p: 'h' for huge pages, 'n'
+ * for none, '-' for neither. */
+static char advice(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    CHECK(f);
+    char line[512];
+    int inside = 0;
+    char found = '-';
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            inside = lo <= (uintptr_t)p && (uintptr_t)p < hi;
+        else if (inside && strncmp(line, "VmFlags:", 8) == 0)
+            found = strstr(line, " hg") ? 'h' : strstr(line, " nh") ? 'n' : '-';
+    }
+    fclose(f);
+    return found;
+}
+
 static void free_twice(void *p)
 {
     pm_free(p);
@@ -96,6 +116,24 @@ int main(void)
     void *a = pm_aligned_alloc(16 * MiB, 3 * MiB);
     CHECK(a && ((uintptr_t)a & (16 * MiB - 1)) == 0);
     pm_free(a);
+
+    /* An object takes huge pages when the huge object allocated before it
+     * was filled, small ones when it was written here and there; a resized
+     * object follows its own contents. */
+    unsigned char *filled = pm_malloc(8 * MiB);
+    memset(filled, 1, 8 * MiB);
+    unsigned char *after_filled = pm_malloc(8 * MiB);
+    CHECK(advice(after_filled) == 'h');
+    after_filled[0] = 1;
+    unsigned char *after_sparse = pm_malloc(8 * MiB);
+    CHECK(advice(after_sparse) == 'n');
+    filled = pm_realloc(filled, 9 * MiB);
+    CHECK(filled && advice(filled) == 'h');
+    after_sparse = pm_realloc(after_sparse, 9 * MiB);
+    CHECK(after_sparse && advice(after_sparse) == 'n');
+    pm_free(filled);
+    pm_free(after_filled);
+    pm_free(after_sparse);
 
     CHECK(pm_malloc((size_t)PTRDIFF_MAX + 1) == 0);
     check_fatal(free_twice, r, "double free");
