@@ -1,11 +1,14 @@
 /* The platform layer's parsers of what the environment says (numbers and
  * signal names or numbers, with everything that is not one read as 0), its
- * test of when a periodic task is due, and its clock. */
+ * test of when a periodic task is due, its clock, and its sample of the
+ * pages of a range that are in memory. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
+#include "layout.h"
 #include "os.h"
 #include "unit.h"
 
@@ -80,12 +83,31 @@ static void test_clock(void)
     }
 }
 
+/* Eight samples of 64 pages fall on every eighth page; an unmapped range
+ * has none in memory. */
+static void test_resident_sample(void)
+{
+    size_t pages = 64;
+    unsigned char *p = pm_os_map(pages * PM_PAGE, PM_PAGE);
+    CHECK(p);
+    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 0);
+    for (size_t i = 0; i < 3; i++)
+        p[i * 8 * PM_PAGE] = 1;
+    p[PM_PAGE] = 1;
+    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 3);
+    memset(p, 1, pages * PM_PAGE);
+    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 8);
+    pm_os_unmap(p, pages * PM_PAGE);
+    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 0);
+}
+
 int main(void)
 {
     test_env_number();
     test_signal_number();
     test_due();
     test_clock();
-    printf("os: parsers and clock ok\n");
+    test_resident_sample();
+    printf("os: parsers, clock and residency ok\n");
     return 0;
 }
