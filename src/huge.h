@@ -1,10 +1,10 @@
 /* Huge objects: each a run of whole chunks from the chunk pool, as many as
  * hold the request (supermalloc-ismm2015.txt section 6, with the shared
  * pool in place of its power-of-two free lists).  Only the pages asked for
- * are touched; an object's whole chunks may be huge pages (when the huge
- * object allocated before it was found filled), its last fraction keeps
- * small ones.  A freed run goes back to the pool with its
- * committed pages, for the next taker of any kind.
+ * are touched; an object's whole chunks, and a big one's last fraction,
+ * may be huge pages when the huge object allocated before it was found
+ * filled.  A freed run goes back to the pool with its committed pages,
+ * for the next taker of any kind.
  *
  * The chunk table says what each chunk is: the first chunk's entry is
  * tagged PM_TAG_HUGE with the pages in use, every later one
