@@ -81,11 +81,11 @@ static int open_list(unsigned bin)
             return 0;
     }
     pm_tc.granted += bytes;
+    pm_tc.open |= 1ull << bin;
     return 1;
 }
 
 static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 /* Every live thread's cache, for statistics: a thread joins when it
  * starts to use its cache and leaves when it exits, before its TLS can go
@@ -137,7 +137,8 @@ static void send_homeward(unsigned bin)
 
 static void tc_release(void)
 {
-    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+    for (uint64_t open = pm_tc.open; open; open &= open - 1) {
+        unsigned bin = (unsigned)__builtin_ctzll(open);
         struct pm_tbin *t = &pm_tc.bins[bin];
         if (t->head)
             pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_THIS_CPU);
@@ -148,6 +149,7 @@ static void tc_release(void)
         pm_tc.spares[bin] = 0;
         send_homeward(bin);
     }
+    pm_tc.open = 0;
     pm_tc.granted = 0;
     pm_background_if_wanted();
 }
@@ -164,10 +166,20 @@ static void tc_exit(void *unused)
     pm_tc.budget = PM_TC_OWN_BUDGET;
 }
 
-static void make_exit_key(void)
+/* The entries a thread starts with: each bin's object test, and a room
+ * of the new thread's bias alone.  Made once, copied by every thread. */
+static struct pm_tbin start_bins[PM_NBINS];
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+
+static void make_start(void)
 {
     if (pthread_key_create(&exit_key, tc_exit))
         pm_fatal("malloc", 0, "no thread-specific key left for thread exit");
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        start_bins[bin] = (struct pm_tbin){.room = PM_TC_NEW_BIAS,
+                                           .size = pm_bins[bin].size,
+                                           .recip = pm_bins[bin].recip,
+                                           .limit = pm_bins[bin].limit};
 }
 
 /* The state is set before pthread_setspecific, which may itself allocate:
@@ -176,17 +188,11 @@ static void tc_start(void)
 {
     pm_link_init();
     pm_guard_init();
-    pm_tc.state = TC_LIVE;
+    pthread_once(&start_once, make_start);
     pm_tc.bias = PM_TC_NEW_BIAS;
     pm_tc.budget = PM_TC_OWN_BUDGET;
-    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-        struct pm_tbin *t = &pm_tc.bins[bin];
-        set_room(t, 0);
-        t->size = pm_bins[bin].size;
-        t->recip = pm_bins[bin].recip;
-        t->limit = pm_bins[bin].limit;
-    }
-    pthread_once(&exit_key_once, make_exit_key);
+    __builtin_memcpy(pm_tc.bins, start_bins, sizeof start_bins);
+    pm_tc.state = TC_LIVE;
     if (!pthread_setspecific(exit_key, &pm_tc))
         join();
 }
@@ -327,6 +333,7 @@ static int new_thread_free(void *p, unsigned bin)
         pm_link_marked(p, h->head);
         h->head = p;
         h->lane = (uint16_t)lane;
+        pm_tc.open |= 1ull << bin;
         pm_tc.granted += size;
         if (++h->n == pm_bins[bin].batch) {
             pm_tc.granted -= h->n * size;
@@ -473,6 +480,8 @@ void pm_tc_check(void)
         const struct pm_homeward *h = &pm_tc.homeward[bin];
         if (h->n >= batch || checked_length(bin, h->head, batch) != h->n)
             pm_fatal("thread cache check", h->head, "homeward list not as counted");
+        if (!(pm_tc.open >> bin & 1) && (t->head || room_of(t) || spare || h->head))
+            pm_fatal("thread cache check", t->head, "bin holds objects or room but is not open");
         granted += (long)h->n * pm_bins[bin].size;
     }
     if (granted != pm_tc.granted || granted > pm_tc.budget)

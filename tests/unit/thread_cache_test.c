@@ -98,6 +98,14 @@ static void link_overwritten(void *p)
     pm_tc_check();
 }
 
+/* A bin holding p whose open bit is gone: thread exit would leave p. */
+static void open_bit_lost(void *p)
+{
+    pm_free(p);
+    pm_tc.open &= ~(1ull << pm_bin_of_small(100));
+    pm_tc_check();
+}
+
 static void realloc_freed(void *p)
 {
     pm_free(p);
@@ -349,6 +357,7 @@ int main(void)
     check_fatal(new_thread_frees_inside, p, "pointer inside an object");
     check_fatal(object_test_changed, p, "object test differs from the bin's");
     check_fatal(entry_of_no_bin_written, p, "entry of no bin written");
+    check_fatal(open_bit_lost, p, "not open");
     pm_free(p);
     pm_free(objs);
     printf("thread_cache ok\n");
