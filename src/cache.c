@@ -179,7 +179,7 @@ static void cpu_unlock(struct cpu_bin *c)
  * pop fetches the next object: the next get of the bin reads its link
  * under the lock, and where batches cross CPUs that read would miss while
  * the lock is held.  Not NULL's: a prefetch of page 0 walks the page
- * tables (thread_cache.h). */
+ * tables every time. */
 static void *chain_pop(struct chain *ch, const char *call)
 {
     void *b = ch->first;

@@ -2,6 +2,10 @@
 
 uint64_t pm_link_secret;
 
+_Alignas(PM_ALIGN) const uintptr_t pm_list_end[2] = {1, 0};
+_Static_assert((1 & (PM_ALIGN - 1)) != 0 && ((1 ^ PM_LINK_LOW) & (PM_ALIGN - 1)) != 0,
+               "pm_list_end's link decodes misaligned with and without the secret");
+
 /* Threads that start together may both draw: the first secret stored
  * stays, before either writes a link. */
 void pm_link_init(void)

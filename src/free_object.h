@@ -56,9 +56,29 @@ void pm_link_init(void);
  * free object whose link failed the check. */
 _Noreturn void pm_link_corrupt(const char *call, const void *p);
 
-static inline uintptr_t pm_link_encode(const void *next, uint64_t key)
+/* The end of every list.  A link to no object is stored as a link to
+ * pm_list_end, a mapped word, so that malloc's pop prefetches the next
+ * object without testing for NULL; and an empty thread list holds it as
+ * its head, whose own link (its word, 1) decodes misaligned under the
+ * secret and before it is drawn alike, so that the pop of an empty list
+ * fails the link check and takes the slow path, with no test for empty.
+ * The decoders below give NULL for it. */
+#pragma GCC visibility push(hidden)
+extern const uintptr_t pm_list_end[2];
+#pragma GCC visibility pop
+#define PM_LIST_END ((void *)pm_list_end)
+
+/* The stored form of a link to next, an object or PM_LIST_END, never
+ * NULL. */
+static inline uintptr_t pm_link_word(const void *next, uint64_t key)
 {
     return (uintptr_t)next ^ key;
+}
+
+/* The stored form of a link to next, an object or NULL. */
+static inline uintptr_t pm_link_encode(const void *next, uint64_t key)
+{
+    return pm_link_word(next ? next : PM_LIST_END, key);
 }
 
 /* Whether a decoded link can be one: objects are PM_ALIGN-aligned, and
@@ -69,13 +89,14 @@ static inline int pm_link_ok(uintptr_t next)
     return !(next & (PM_ALIGN - 1));
 }
 
-/* The link of object p, stored as word, decoded with key. */
+/* The link of object p, stored as word, decoded with key: NULL at the
+ * list's end. */
 static inline void *pm_link_decode(const void *p, uintptr_t word, uint64_t key, const char *call)
 {
     uintptr_t next = word ^ key;
     if (pm_unlikely(!pm_link_ok(next)))
         pm_link_corrupt(call, p);
-    return (void *)next;
+    return next == (uintptr_t)PM_LIST_END ? 0 : (void *)next;
 }
 
 static inline void pm_link_set(void *p, const void *next)
@@ -113,10 +134,11 @@ typedef uint32_t pm_mark_half __attribute__((may_alias));
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "the mark's half and its top byte are the second word's last bytes");
 
-/* Links free object p in front of next and marks it free. */
-static inline void pm_link_marked(void *p, void *next)
+/* Links free object p in front of next, an object or PM_LIST_END, and
+ * marks it free. */
+static inline void pm_link_marked(void *p, const void *next)
 {
-    pm_link_set(p, next);
+    *(uintptr_t *)p = pm_link_word(next, pm_link_secret);
     ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
 }
 

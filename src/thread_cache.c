@@ -10,7 +10,9 @@
 #include "heap_profile.h"
 #include "lock.h"
 
-__thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
+/* Every list starts empty: its head the list end, never NULL. */
+__thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec"))) = {
+    .bins = {[0 ... PM_NBINS - 1] = {.head = PM_LIST_END}}};
 
 enum { TC_NEW, TC_LIVE, TC_DEAD };
 
@@ -23,6 +25,18 @@ static unsigned room_of(const struct pm_tbin *t)
 static void set_room(struct pm_tbin *t, unsigned room)
 {
     t->room = (int32_t)room + pm_tc.bias;
+}
+
+/* t's objects as a list of the levels below: NULL when empty. */
+static void *list_of(const struct pm_tbin *t)
+{
+    return t->head == PM_LIST_END ? 0 : t->head;
+}
+
+/* The head a thread's list takes for list, NULL when empty. */
+static void *head_for(void *list)
+{
+    return list ? list : PM_LIST_END;
 }
 
 /* The bytes a batch of bin fills: what an open list or a spare may hold. */
@@ -140,9 +154,9 @@ static void tc_release(void)
     for (uint64_t open = pm_tc.open; open; open &= open - 1) {
         unsigned bin = (unsigned)__builtin_ctzll(open);
         struct pm_tbin *t = &pm_tc.bins[bin];
-        if (t->head)
+        if (list_of(t))
             pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_THIS_CPU);
-        t->head = 0;
+        t->head = PM_LIST_END;
         set_room(t, 0);
         if (pm_tc.spares[bin])
             pm_cache_leave(bin, pm_tc.spares[bin], pm_bins[bin].batch, PM_THIS_CPU);
@@ -176,7 +190,8 @@ static void make_start(void)
     if (pthread_key_create(&exit_key, tc_exit))
         pm_fatal("malloc", 0, "no thread-specific key left for thread exit");
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
-        start_bins[bin] = (struct pm_tbin){.room = PM_TC_NEW_BIAS,
+        start_bins[bin] = (struct pm_tbin){.head = PM_LIST_END,
+                                           .room = PM_TC_NEW_BIAS,
                                            .size = pm_bins[bin].size,
                                            .recip = pm_bins[bin].recip,
                                            .limit = pm_bins[bin].limit};
@@ -290,7 +305,7 @@ static void *refill(unsigned bin, const char *call, void *site)
     ((void **)list)[1] = 0;
     if (!open)
         return pm_prof_refill(list, bin, 1);
-    t->head = pm_link_next(list, call);
+    t->head = head_for(pm_link_next(list, call));
     set_room(t, pm_bins[bin].batch - n + 1);
     pm_tc.allocates |= 1ull << bin;
     return pm_prof_refill(list, bin, n);
@@ -330,7 +345,7 @@ static int new_thread_free(void *p, unsigned bin)
         long size = pm_bins[bin].size;
         if (h->lane != lane || !fits(size))
             send_homeward(bin);
-        pm_link_marked(p, h->head);
+        pm_link_marked(p, head_for(h->head));
         h->head = p;
         h->lane = (uint16_t)lane;
         pm_tc.open |= 1ull << bin;
@@ -371,14 +386,14 @@ static void overflow(void *p)
     }
     if (pm_tc.bias && new_thread_free(p, bin))
         return;
-    if (!t->head && !room_of(t)) {
+    if (!list_of(t) && !room_of(t)) {
         /* This thread has not allocated from bin yet (since its lists
          * were last returned), or has no budget for a list of it.  In the
          * first case another thread did: at the head of this thread's
          * list p would be the next object it gets, in a line with that
          * thread's objects (passive false sharing).  It waits with the
          * objects exiting threads leave instead. */
-        pm_link_marked(p, 0);
+        pm_link_marked(p, PM_LIST_END);
         pm_cache_leave(bin, p, 1, PM_THIS_CPU);
         if (open_list(bin))
             set_room(t, pm_bins[bin].batch);
@@ -401,7 +416,7 @@ static void overflow(void *p)
         } else {
             pm_cache_put(bin, full, PM_THIS_CPU);
         }
-        t->head = 0;
+        t->head = PM_LIST_END;
         set_room(t, pm_bins[bin].batch);
     }
     pm_link_marked(p, t->head);
@@ -433,7 +448,7 @@ int pm_tc_holds_walk(const void *p, unsigned bin, const char *call)
         return 0;
     unsigned batch = pm_bins[bin].batch;
     const struct pm_homeward *h = &pm_tc.homeward[bin];
-    return list_has(t->head, p, batch - room_of(t), call) ||
+    return list_has(list_of(t), p, batch - room_of(t), call) ||
            list_has(pm_tc.spares[bin], p, batch, call) || list_has(h->head, p, h->n, call);
 }
 
@@ -464,10 +479,12 @@ void pm_tc_check(void)
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         const struct pm_tbin *t = &pm_tc.bins[bin];
         unsigned batch = pm_bins[bin].batch;
-        unsigned held = checked_length(bin, t->head, batch);
-        if ((t->head || room_of(t)) && held + room_of(t) != batch)
+        if (!t->head)
+            pm_fatal("thread cache check", 0, "list head is NULL, not the list end");
+        unsigned held = checked_length(bin, list_of(t), batch);
+        if ((list_of(t) || room_of(t)) && held + room_of(t) != batch)
             pm_fatal("thread cache check", t->head, "list length and room disagree");
-        if (t->head || room_of(t))
+        if (list_of(t) || room_of(t))
             granted += batch_bytes(bin);
         if (t->size != pm_bins[bin].size || t->recip != pm_bins[bin].recip ||
             t->limit != pm_bins[bin].limit)
@@ -480,7 +497,7 @@ void pm_tc_check(void)
         const struct pm_homeward *h = &pm_tc.homeward[bin];
         if (h->n >= batch || checked_length(bin, h->head, batch) != h->n)
             pm_fatal("thread cache check", h->head, "homeward list not as counted");
-        if (!(pm_tc.open >> bin & 1) && (t->head || room_of(t) || spare || h->head))
+        if (!(pm_tc.open >> bin & 1) && (list_of(t) || room_of(t) || spare || h->head))
             pm_fatal("thread cache check", t->head, "bin holds objects or room but is not open");
         granted += (long)h->n * pm_bins[bin].size;
     }
@@ -506,7 +523,8 @@ __attribute__((no_sanitize("thread"))) static size_t count_of(const struct pm_th
     unsigned batch = pm_bins[bin].batch;
     unsigned room = (unsigned)(__atomic_load_n(&t->room, __ATOMIC_RELAXED) -
                                __atomic_load_n(&tc->bias, __ATOMIC_RELAXED));
-    size_t n = __atomic_load_n(&t->head, __ATOMIC_RELAXED) && room < batch ? batch - room : 0;
+    void *head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+    size_t n = head && head != PM_LIST_END && room < batch ? batch - room : 0;
     return n + (__atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED) ? batch : 0) +
            __atomic_load_n(&tc->homeward[bin].n, __ATOMIC_RELAXED);
 }

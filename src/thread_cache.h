@@ -25,7 +25,9 @@
 #include "sizeclass.h"
 
 struct pm_tbin {
-    void *head; /* free objects linked through their first word */
+    void *head; /* free objects linked through their first word, or
+                   PM_LIST_END when there are none: never NULL, for pop
+                   reads its link unchecked (free_object.h) */
     int32_t room; /* how many more objects the list takes, plus pm_tc.bias;
                      none with an empty list until the thread first
                      allocates or frees in this bin (again after a flush),
@@ -151,41 +153,33 @@ void *pm_tc_corrupt(const void *p, const char *call);
  * instruction fewer. */
 void pm_tc_free_slow(void *p);
 
-/* The link of p, the head of a thread's list, decoded; the caller tests
- * it (free_object.h).  The empty asm hides how it was made: without it
- * the compiler tests the stored word against the key for NULL, keeping
- * both in registers, two instructions more in malloc. */
+/* The link of p, the head of a thread's list, decoded as stored: the
+ * list end stays PM_LIST_END.  The caller tests it (free_object.h). */
 static inline uintptr_t pm_tc_next(const void *p)
 {
-    uintptr_t next = *(const uintptr_t *)p ^ pm_link_secret;
-    __asm__("" : "+r"(next));
-    return next;
+    return *(const uintptr_t *)p ^ pm_link_secret;
 }
 
-/* Takes p, the head of t's list, whose link decoded to next.  The next
- * object's line is fetched now: where objects come back cold (freed by
- * another thread, long ago), the next malloc of the bin would otherwise
- * wait for it to read the link.  The last object's link is NULL, and a
- * prefetch of page 0 walks the page tables every time, which a thread
- * whose list holds one object (a large bin's often does) would pay on
- * every malloc; prefetching p instead costs a compare and a move. */
+/* Takes p, the head of t's list, whose link decoded to next, an object
+ * or PM_LIST_END: both mapped.  The next object's line is fetched now:
+ * where objects come back cold (freed by another thread, long ago), the
+ * next malloc of the bin would otherwise wait for it to read the link. */
 static inline void *pm_tc_unlink(pm_tbin_fs *t, void *p, uintptr_t next)
 {
-    __builtin_prefetch(next ? (void *)next : p);
+    __builtin_prefetch((void *)next);
     t->head = (void *)next;
     ((void **)p)[1] = 0;
     t->room++;
     return p;
 }
 
-/* An object from t's list, or NULL when it is empty or its head's link
- * fails the check (pm_tc_pop_from, on the caller's slow path, reports
- * that): no call at all. */
+/* An object from t's list, or NULL when it is empty (its head
+ * PM_LIST_END, whose link fails the check) or its head's link fails the
+ * check (pm_tc_pop_from, on the caller's slow path, tells the two apart):
+ * no call, and no test for empty. */
 static inline void *pm_tc_take(pm_tbin_fs *t)
 {
     void *p = t->head;
-    if (!p)
-        return 0;
     uintptr_t next = pm_tc_next(p);
     return pm_likely(pm_link_ok(next)) ? pm_tc_unlink(t, p, next) : 0;
 }
@@ -197,7 +191,7 @@ static inline void *pm_tc_pop_from(pm_tbin_fs *t, const char *call)
     void *p = pm_tc_take(t);
     if (pm_likely(p))
         return p;
-    return t->head ? pm_tc_corrupt(t->head, call) : pm_tc_refill(t, call);
+    return t->head != PM_LIST_END ? pm_tc_corrupt(t->head, call) : pm_tc_refill(t, call);
 }
 
 static inline void *pm_tc_pop(unsigned bin, const char *call)

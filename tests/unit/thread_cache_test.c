@@ -4,7 +4,8 @@
  * double free of any of them aborts, and thread exit empties the cache.
  * A new thread sends objects carved for another CPU's lane home, and its
  * first free of a pointer inside an object aborts too.  Threads hold no
- * more than their budgets, and a bin's first lists are short. */
+ * more than their budgets, and a bin's first lists are short.  An empty
+ * list's head is the list end, never NULL. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -95,6 +96,14 @@ static void link_overwritten(void *p)
 {
     pm_free(p);
     *(uintptr_t *)p = pm_link_secret ^ 1;
+    pm_tc_check();
+}
+
+/* A list head of NULL, which pop would read through. */
+static void head_null(void *p)
+{
+    (void)p;
+    pm_tc.bins[pm_bin_of_small(100)].head = 0;
     pm_tc_check();
 }
 
@@ -221,6 +230,32 @@ static void stored_value(void *second_word)
     pm_free(p);
 }
 
+/* A list that runs empty ends at the list end, whose pop fails without
+ * a test for empty and refills; every object of the list was handed out
+ * once.  A thread's lists start there too: a new thread's first malloc
+ * refills. */
+static void *runs_empty(void *unused)
+{
+    (void)unused;
+    unsigned bin = pm_bin_of_small(32), batch = pm_bins[bin].batch;
+    CHECK(pm_tc_bin(bin)->head == PM_LIST_END && !pm_tc_take(pm_tc_bin(bin)));
+    void **objs = pm_malloc(2 * batch * sizeof *objs);
+    CHECK(objs);
+    unsigned n = 0;
+    while (!n || pm_tc_bin(bin)->head != PM_LIST_END)
+        CHECK((objs[n++] = pm_malloc(32)) && n < batch);
+    CHECK(!pm_tc_take(pm_tc_bin(bin)) && pm_tc_bin(bin)->head == PM_LIST_END);
+    pm_tc_check();
+    CHECK((objs[n++] = pm_malloc(32)) && pm_tc_bin(bin)->head != PM_LIST_END);
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < i; j++)
+            CHECK(objs[i] != objs[j]);
+    for (unsigned i = 0; i < n; i++)
+        pm_free(objs[i]);
+    pm_free(objs);
+    return 0;
+}
+
 /* Objects main allocated on the first CPU, freed by a thread on the
  * second; HOME_SIZE is a bin no other test here uses. */
 enum { HOME_SIZE = 600 };
@@ -338,6 +373,8 @@ int main(void)
 
     CHECK(pthread_create(&t, 0, free_foreign, pm_malloc(16)) == 0);
     CHECK(pthread_join(t, 0) == 0);
+    CHECK(pthread_create(&t, 0, runs_empty, 0) == 0);
+    CHECK(pthread_join(t, 0) == 0);
     pm_tc_check();
     budgets_bound();
     pm_tc_check();
@@ -358,6 +395,7 @@ int main(void)
     check_fatal(object_test_changed, p, "object test differs from the bin's");
     check_fatal(entry_of_no_bin_written, p, "entry of no bin written");
     check_fatal(open_bit_lost, p, "not open");
+    check_fatal(head_null, p, "list head is NULL");
     pm_free(p);
     pm_free(objs);
     printf("thread_cache ok\n");
