@@ -154,10 +154,13 @@ void *pm_tc_corrupt(const void *p, const char *call);
 void pm_tc_free_slow(void *p);
 
 /* The link of p, the head of a thread's list, decoded as stored: the
- * list end stays PM_LIST_END.  The caller tests it (free_object.h). */
+ * list end stays PM_LIST_END.  The caller tests it (free_object.h).  A
+ * new thread's first pop reads the secret at the list end while another
+ * thread may be drawing it, hence the atomic load (a plain one on x86);
+ * either value fails the list end's check. */
 static inline uintptr_t pm_tc_next(const void *p)
 {
-    return *(const uintptr_t *)p ^ pm_link_secret;
+    return *(const uintptr_t *)p ^ __atomic_load_n(&pm_link_secret, __ATOMIC_RELAXED);
 }
 
 /* Takes p, the head of t's list, whose link decoded to next, an object
