@@ -669,7 +669,7 @@ static void check_failed(const void *where, const char *what)
     pm_fatal("cache check", where, what);
 }
 
-/* n objects of bin linked through their first word, NULL-terminated. */
+/* n objects of bin linked through their first word to the list end. */
 static void check_objects(unsigned bin, const void *list, size_t n)
 {
     for (; n; n--, list = pm_link_next(list, "cache check"))

@@ -9,7 +9,8 @@
  * a chain from it (then, within a small bound, it carves).
  *
  * The unit that moves between levels is a batch: exactly pm_bins[bin].batch
- * free objects linked through their first word, NULL-terminated.  Batches
+ * free objects linked through their first word to the list end (NULL
+ * as pm_link_next reads it, free_object.h).  Batches
  * stack into a chain through the second word of their first object, so
  * every move between levels is a few pointer writes under one lock.  Both
  * links are encoded (free_object.h).

@@ -10,7 +10,8 @@
  * Promises: objects handed out are distinct and were free; freeing an
  * object that is already free in its folio, or a pointer that is not an
  * object's start, ends in pm_fatal naming `call`.  Lists are linked
- * through each object's first word (free_object.h) and end with NULL. */
+ * through each object's first word (free_object.h) and end at the list
+ * end, which pm_link_next reads as NULL. */
 #ifndef PM_FOLIO_H
 #define PM_FOLIO_H
 

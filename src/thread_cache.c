@@ -524,7 +524,7 @@ __attribute__((no_sanitize("thread"))) static size_t count_of(const struct pm_th
     unsigned room = (unsigned)(__atomic_load_n(&t->room, __ATOMIC_RELAXED) -
                                __atomic_load_n(&tc->bias, __ATOMIC_RELAXED));
     void *head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
-    size_t n = head && head != PM_LIST_END && room < batch ? batch - room : 0;
+    size_t n = head != PM_LIST_END && room < batch ? batch - room : 0;
     return n + (__atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED) ? batch : 0) +
            __atomic_load_n(&tc->homeward[bin].n, __ATOMIC_RELAXED);
 }
