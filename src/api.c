@@ -102,9 +102,10 @@ static struct where locate(void *p, const char *call, const char *freed)
     uintptr_t a = (uintptr_t)p;
     struct pm_chunk_entry *e = pm_chunk_entry_of(a);
     uint32_t tag = e ? e->tag : 0;
+    unsigned bin = pm_bin_of_tag(tag);
     struct where w = {PM_NBINS, p, 0, 0, 0, 0};
-    if (tag - 1 < PM_NBINS) {
-        w.bin = tag - 1;
+    if (bin < PM_NBINS) {
+        w.bin = bin;
         const struct pm_bin *b = &pm_bins[w.bin];
         uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
         if (b->kind == PM_LARGE)

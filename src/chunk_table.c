@@ -63,7 +63,7 @@ size_t pm_chunk_table_metadata(void)
 /* Each entry is written whole, in one store, as pm_chunk_read reads it. */
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link)
 {
-    PM_ASSERT((uint8_t)tag <= PM_NBINS);
+    PM_ASSERT((uint16_t)tag % PM_BIN_STRIDE == 0 && (uint16_t)tag <= PM_BIN_TAG(PM_NBINS - 1));
     typedef uint64_t __attribute__((may_alias)) word;
     struct pm_chunk_entry v = {tag, link};
     uint64_t w;

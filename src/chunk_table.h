@@ -40,9 +40,12 @@
 #define PM_WINDOW_SPANS 16
 #define PM_WINDOW_CHUNKS ((uintptr_t)PM_WINDOW_SPANS << PM_LEAF_BITS)
 
-/* tag: 0 for memory that is not primalloc's, bin + 1 for a chunk of a bin,
- * or one of the kinds below, whose low byte is 0: the low byte alone is
- * bin + 1 for a bin's chunk and 0 for any other.  link: for a bin's
+/* tag: 0 for memory that is not primalloc's, PM_BIN_TAG(bin) for a chunk
+ * of a bin, or one of the kinds below, whose low 16 bits are 0: those bits
+ * alone are a bin's tag for a bin's chunk and 0 for any other.  A bin's
+ * tag is the byte offset of its entry in a thread's cache, the entry of
+ * tag 0 coming first (thread_cache.h), so that free goes from the
+ * chunk to the entry with no shift.  link: for a bin's
  * chunk, the carving lane it was made for (folio.h); for the first chunk
  * of a huge object, its pages in use; for a later chunk of one, the run's
  * length in chunks; for a free chunk, the number of its run's record on
@@ -53,16 +56,18 @@ struct pm_chunk_entry {
     uint32_t link;
 } __attribute__((aligned(8)));
 
+#define PM_BIN_TAG(bin) (((uint32_t)(bin) + 1) * PM_BIN_STRIDE)
+
 enum {
-    PM_TAG_HUGE = 0x100,      /* first chunk of a huge object */
-    PM_TAG_HUGE_BODY = 0x200, /* any later chunk of a huge object */
-    PM_TAG_FREE = 0x300,      /* a chunk of a free run */
-    PM_TAG_GONE = 0x400,      /* a chunk given back to the kernel: only a
-                                 freed pointer of primalloc's can name it */
+    PM_TAG_HUGE = 0x10000,      /* first chunk of a huge object */
+    PM_TAG_HUGE_BODY = 0x20000, /* any later chunk of a huge object */
+    PM_TAG_FREE = 0x30000,      /* a chunk of a free run */
+    PM_TAG_GONE = 0x40000,      /* a chunk given back to the kernel: only a
+                                   freed pointer of primalloc's can name it */
 };
-_Static_assert(PM_NBINS < 0x100 &&
-                   !((PM_TAG_HUGE | PM_TAG_HUGE_BODY | PM_TAG_FREE | PM_TAG_GONE) & 0xff),
-               "a tag's low byte is a bin's tag or 0");
+_Static_assert(PM_BIN_TAG(PM_NBINS - 1) < 0x10000 &&
+                   !((PM_TAG_HUGE | PM_TAG_HUGE_BODY | PM_TAG_FREE | PM_TAG_GONE) & 0xffff),
+               "a tag's low 16 bits are a bin's tag or 0");
 
 /* The zero leaf comes first, so that the table's own address is the base
  * every leaf offset is taken from.  window[i] is the entry of chunk
@@ -117,25 +122,31 @@ static inline struct pm_chunk_entry *pm_chunk_entry_of(uintptr_t a)
     return pm_likely(span < 1ul << PM_TOP_BITS) ? pm_chunk_in(span, a) : 0;
 }
 
-/* The bin tag of address a: bin + 1 when a is in a bin's chunk, else 0
- * (a huge object, a free chunk, foreign memory, NULL, an address above
- * the table).  One byte load, with no test of the value. */
+/* The bin tag of address a: PM_BIN_TAG(bin) when a is in a bin's chunk,
+ * else 0 (a huge object, a free chunk, foreign memory, NULL, an address
+ * above the table).  One 16-bit load, with no test of the value. */
 static inline unsigned pm_bin_tag_of_addr(uintptr_t a)
 {
     uintptr_t i = (a >> PM_CHUNK_SHIFT) - pm_chunk_table.window_from;
     if (pm_likely(i < PM_WINDOW_CHUNKS))
-        return (uint8_t)pm_chunk_table.window[i].tag;
+        return (uint16_t)pm_chunk_table.window[i].tag;
     uintptr_t span = a >> PM_LEAF_SHIFT;
     if (pm_unlikely(span >= 1ul << PM_TOP_BITS))
         return 0;
-    return (uint8_t)pm_chunk_in(span, a)->tag;
+    return (uint16_t)pm_chunk_in(span, a)->tag;
+}
+
+/* The bin of a chunk's tag, or a value >= PM_NBINS when it is no bin's. */
+static inline unsigned pm_bin_of_tag(uint32_t tag)
+{
+    return (uint16_t)tag / PM_BIN_STRIDE - 1;
 }
 
 /* The bin of address a, or a value >= PM_NBINS when a is not in a bin's
  * chunk. */
 static inline unsigned pm_bin_of_addr(uintptr_t a)
 {
-    return pm_bin_tag_of_addr(a) - 1;
+    return pm_bin_of_tag(pm_bin_tag_of_addr(a));
 }
 
 /* The carving lane of the bin's chunk holding address a. */

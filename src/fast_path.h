@@ -47,8 +47,9 @@ static inline void *pm_alloc_cached(size_t size)
 
 /* The fast free: p must be an object's start in a bin's chunk and, when
  * the caller states a size, no bigger than the object.  The chunk's bin
- * tag (bin + 1, or 0 for any other chunk or memory) indexes this thread's
- * cache directly, whose entry holds the bin's object test and size; the
+ * tag (its bin's entry's offset, or 0 for any other chunk or memory)
+ * addresses this thread's entry directly, which holds the bin's object
+ * test and size; the
  * entry of tag 0, and every entry before the thread has started, fail the
  * test.  A large object (handed out at an offset) or anything odd takes a
  * slower path. */

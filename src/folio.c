@@ -182,7 +182,7 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
     struct pm_chunk_header **wild = &s->wild[lane], *c = *wild;
     if (!c || c->carved == pm_folios_per_chunk(b)) {
         size_t dirty;
-        struct pm_chunk_header *fresh = pm_pool_take(1, PM_CHUNK, bin + 1, lane, &dirty);
+        struct pm_chunk_header *fresh = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(bin), lane, &dirty);
         if (!fresh)
             return 0;
         /* Carving happens only when the bin has no empty folio, so every

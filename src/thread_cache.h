@@ -63,8 +63,9 @@ struct pm_homeward {
 #define PM_TC_MAX_BUDGET (16l << 20)
 #define PM_TC_SHARED_BUDGET (64l << 20)
 
-/* Chunk tag t (chunk_table.h: 0, or a bin + 1) has entry t: `none`, which
- * nothing writes and whose object test fails, or bins[t - 1]. */
+/* Chunk tag t (chunk_table.h: 0, or PM_BIN_TAG(b)) is the offset of its
+ * entry: `none`, which nothing writes and whose object test fails, or
+ * bins[b]. */
 struct pm_thread_cache {
     struct pm_tbin none;
     struct pm_tbin bins[PM_NBINS];
@@ -100,7 +101,7 @@ extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-e
  * ThreadSanitizer takes an %fs-relative address for a plain one, so its
  * builds (gcc's macro, clang's feature) address the entry plainly. */
 _Static_assert(offsetof(struct pm_thread_cache, bins) == sizeof(struct pm_tbin),
-               "entry t of pm_tc is tag t's");
+               "the entry at offset t of pm_tc is tag t's");
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define PM_TSAN 1
@@ -124,7 +125,7 @@ static inline pm_tbin_fs *pm_tc_at(uintptr_t at)
 /* This thread's entry of a chunk's bin tag (chunk_table.h). */
 static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
 {
-    return pm_tc_at(tag * PM_BIN_STRIDE);
+    return pm_tc_at(tag);
 }
 
 /* This thread's entry of a bin scaled by PM_BIN_STRIDE (sizeclass.h): the

@@ -34,7 +34,7 @@ static int mapped(void *p)
 int main(void)
 {
     size_t dirty;
-    char *a = pm_pool_take(1, PM_CHUNK, 3 + 1, 7, &dirty);
+    char *a = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(3), 7, &dirty);
     owned = 1;
     CHECK(a && ((uintptr_t)a & (PM_CHUNK - 1)) == 0 && dirty == 0);
     CHECK(pm_bin_of_addr((uintptr_t)a + 12345) == 3 && pm_chunk_lane((uintptr_t)a) == 7);
@@ -65,7 +65,7 @@ int main(void)
     /* Neighbours coalesce whatever order they come back in. */
     char *r[4];
     for (int i = 0; i < 4; i++) {
-        r[i] = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+        r[i] = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
         owned++;
     }
     census();
@@ -82,17 +82,17 @@ int main(void)
     /* A committed run is taken before a clean one, newer or not, and the
      * two are not joined: a clean chunk next to a committed one would
      * otherwise be handed out as committed, and the committed one later. */
-    char *clean = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
-    char *used = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    char *clean = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
+    char *used = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
     owned += 2;
     memset(used, 5, PM_PAGE);
     pm_pool_put(used, 1, PM_PAGE);
     pm_pool_put(clean, 1, 0);
     owned -= 2;
     census();
-    char *again = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    char *again = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
     CHECK(again == used && dirty == PM_PAGE && again[0] == 5);
-    char *next = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    char *next = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
     CHECK(dirty == 0);
     owned += 2;
     census();
@@ -131,7 +131,7 @@ int main(void)
 
     /* Purging unmaps every free run.  The move's reservation may have
      * unmapped the clean ones, so a chunk goes back first. */
-    pm_pool_put(pm_pool_take(1, PM_CHUNK, 1, 0, &dirty), 1, 0);
+    pm_pool_put(pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty), 1, 0);
     census();
     struct pm_pool_census c;
     pm_pool_census(&c);
@@ -145,7 +145,7 @@ int main(void)
     /* A run bigger than every committed run gets their pages: both
      * committed runs move into it, and their ranges read "gone". */
     char *x = pm_pool_take(3, PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
-    char *keep_apart = pm_pool_take(1, PM_CHUNK, 1, 0, &dirty);
+    char *keep_apart = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
     char *z = pm_pool_take(3, PM_CHUNK, PM_TAG_HUGE, 1, &dirty);
     owned += 7;
     for (int i = 0; i < 3; i++) {

@@ -25,14 +25,14 @@ int main(void)
     uintptr_t top = (1ul << PM_ADDRESS_BITS) - PM_CHUNK;
     CHECK(pm_chunk_table_cover(a, PM_CHUNK) && pm_chunk_table_cover(b, PM_CHUNK));
     CHECK(pm_chunk_table_cover(top, PM_CHUNK));
-    pm_chunk_set(a, PM_CHUNK, 5 + 1, 3);
-    pm_chunk_set(b, PM_CHUNK, PM_NBINS, 0);
+    pm_chunk_set(a, PM_CHUNK, PM_BIN_TAG(5), 3);
+    pm_chunk_set(b, PM_CHUNK, PM_BIN_TAG(PM_NBINS - 1), 0);
     pm_chunk_set(top, PM_CHUNK, PM_TAG_HUGE, 300);
     for (uintptr_t off = 0; off < PM_CHUNK; off += 4096) {
         CHECK(pm_bin_of_addr(a + off) == 5 && pm_chunk_lane(a + off) == 3);
         CHECK(pm_bin_of_addr(b + off) == PM_NBINS - 1);
         CHECK(pm_chunk_entry_of(top + off)->tag == PM_TAG_HUGE && pm_chunk_entry_of(top + off)->link == 300);
-        CHECK(pm_bin_tag_of_addr(a + off) == 5 + 1 && pm_bin_tag_of_addr(top + off) == 0);
+        CHECK(pm_bin_tag_of_addr(a + off) == PM_BIN_TAG(5) && pm_bin_tag_of_addr(top + off) == 0);
         CHECK(pm_bin_of_addr(top + off) >= PM_NBINS);
     }
     /* Neighbours, in the same leaf or another, stay untouched. */
