@@ -30,8 +30,8 @@
  * A reservation joins the pool as a free run with nothing committed.
  *
  * Every chunk of a reservation is, at any time, in exactly one of: a bin
- * (tag PM_BIN_TAG(bin)), a huge object (PM_TAG_HUGE, PM_TAG_HUGE_BODY), the pool
- * (PM_TAG_FREE); or is unmapped (tag 0). */
+ * (tag PM_BIN_TAG(bin)), a huge object (PM_TAG_HUGE, PM_TAG_HUGE_BODY),
+ * the pool (PM_TAG_FREE); or is unmapped (tag 0). */
 #ifndef PM_CHUNK_POOL_H
 #define PM_CHUNK_POOL_H
 

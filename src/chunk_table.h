@@ -44,13 +44,13 @@
  * of a bin, or one of the kinds below, whose low 16 bits are 0: those bits
  * alone are a bin's tag for a bin's chunk and 0 for any other.  A bin's
  * tag is the byte offset of its entry in a thread's cache, the entry of
- * tag 0 coming first (thread_cache.h), so that free goes from the
- * chunk to the entry with no shift.  link: for a bin's
- * chunk, the carving lane it was made for (folio.h); for the first chunk
- * of a huge object, its pages in use; for a later chunk of one, the run's
- * length in chunks; for a free chunk, the number of its run's record on
- * the run's first and last chunk and 0 on any other, or on a run not yet
- * in the pool (huge.h, chunk_pool.h). */
+ * tag 0 coming first (thread_cache.h), so that free goes from the chunk
+ * to the entry with no shift.  link: for a bin's chunk, the carving lane
+ * it was made for (folio.h); for the first chunk of a huge object, its
+ * pages in use; for a later chunk of one, the run's length in chunks; for
+ * a free chunk, the number of its run's record on the run's first and
+ * last chunk and 0 on any other, or on a run not yet in the pool (huge.h,
+ * chunk_pool.h). */
 struct pm_chunk_entry {
     uint32_t tag;
     uint32_t link;

@@ -49,10 +49,9 @@ static inline void *pm_alloc_cached(size_t size)
  * the caller states a size, no bigger than the object.  The chunk's bin
  * tag (its bin's entry's offset, or 0 for any other chunk or memory)
  * addresses this thread's entry directly, which holds the bin's object
- * test and size; the
- * entry of tag 0, and every entry before the thread has started, fail the
- * test.  A large object (handed out at an offset) or anything odd takes a
- * slower path. */
+ * test and size; the entry of tag 0, and every entry before the thread
+ * has started, fail the test.  A large object (handed out at an offset)
+ * or anything odd takes a slower path. */
 static inline void pm_dealloc(void *p, size_t size, const char *call)
 {
     uintptr_t a = (uintptr_t)p;
