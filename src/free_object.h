@@ -68,6 +68,19 @@ extern const uintptr_t pm_list_end[2];
 #pragma GCC visibility pop
 #define PM_LIST_END ((void *)pm_list_end)
 
+/* next as a link holds it: the list end for NULL. */
+static inline void *pm_or_list_end(const void *next)
+{
+    return (void *)(next ? next : PM_LIST_END);
+}
+
+/* A link's target as the levels below the thread cache take it: NULL for
+ * the list end. */
+static inline void *pm_list_end_as_null(const void *next)
+{
+    return next == PM_LIST_END ? 0 : (void *)next;
+}
+
 /* The stored form of a link to next, an object or PM_LIST_END, never
  * NULL. */
 static inline uintptr_t pm_link_word(const void *next, uint64_t key)
@@ -78,7 +91,7 @@ static inline uintptr_t pm_link_word(const void *next, uint64_t key)
 /* The stored form of a link to next, an object or NULL. */
 static inline uintptr_t pm_link_encode(const void *next, uint64_t key)
 {
-    return pm_link_word(next ? next : PM_LIST_END, key);
+    return pm_link_word(pm_or_list_end(next), key);
 }
 
 /* Whether a decoded link can be one: objects are PM_ALIGN-aligned, and
@@ -96,7 +109,7 @@ static inline void *pm_link_decode(const void *p, uintptr_t word, uint64_t key, 
     uintptr_t next = word ^ key;
     if (pm_unlikely(!pm_link_ok(next)))
         pm_link_corrupt(call, p);
-    return next == (uintptr_t)PM_LIST_END ? 0 : (void *)next;
+    return pm_list_end_as_null((void *)next);
 }
 
 static inline void pm_link_set(void *p, const void *next)

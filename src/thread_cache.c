@@ -30,13 +30,7 @@ static void set_room(struct pm_tbin *t, unsigned room)
 /* t's objects as a list of the levels below: NULL when empty. */
 static void *list_of(const struct pm_tbin *t)
 {
-    return t->head == PM_LIST_END ? 0 : t->head;
-}
-
-/* The head a thread's list takes for list, NULL when empty. */
-static void *head_for(void *list)
-{
-    return list ? list : PM_LIST_END;
+    return pm_list_end_as_null(t->head);
 }
 
 /* The bytes a batch of bin fills: what an open list or a spare may hold. */
@@ -305,7 +299,7 @@ static void *refill(unsigned bin, const char *call, void *site)
     ((void **)list)[1] = 0;
     if (!open)
         return pm_prof_refill(list, bin, 1);
-    t->head = head_for(pm_link_next(list, call));
+    t->head = pm_or_list_end(pm_link_next(list, call));
     set_room(t, pm_bins[bin].batch - n + 1);
     pm_tc.allocates |= 1ull << bin;
     return pm_prof_refill(list, bin, n);
@@ -345,7 +339,7 @@ static int new_thread_free(void *p, unsigned bin)
         long size = pm_bins[bin].size;
         if (h->lane != lane || !fits(size))
             send_homeward(bin);
-        pm_link_marked(p, head_for(h->head));
+        pm_link_marked(p, pm_or_list_end(h->head));
         h->head = p;
         h->lane = (uint16_t)lane;
         pm_tc.open |= 1ull << bin;
