@@ -401,30 +401,86 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     return head;
 }
 
-/* Where a freed object's bit lives.  Found before the bin lock is taken,
- * so that the critical section only tests and sets bits. */
+/* Freed objects of one word of a folio's bitmap, found and combined
+ * before the bin lock is taken, so that the critical section tests and
+ * sets a word for all of them.  In large bins each object has its own
+ * (pm_large_settle reads the object under the lock). */
 struct freeing {
-    void *p;
     struct pm_folio *f;
-    uint32_t bit; /* the object's number in f */
+    uint64_t *word; /* in f->free_bits */
+    uint64_t mask;  /* the objects' bits */
+    void *p;        /* the first object */
+    unsigned n;     /* objects in mask */
 };
 
-static struct freeing locate_free(const struct pm_bin *b, void *p, const char *call)
+/* The object of bit `k` of x's word. */
+static void *object_of(const struct pm_bin *b, const struct freeing *x, unsigned k)
 {
-    struct pm_chunk_header *c = chunk_of(p);
-    uint32_t idx = pm_object_index(b, (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START);
-    if (pm_unlikely(idx >= b->objs_per_chunk))
-        pm_fatal(call, p, "pointer inside an object, not at its start");
-    return (struct freeing){p, &c->folios[idx >> b->folio_log], idx & ((1u << b->folio_log) - 1)};
+    unsigned in_folio = (unsigned)(x->word - x->f->free_bits) * 64 + k;
+    return folio_data(b, x->f) + (size_t)in_folio * b->size;
 }
 
-/* Marks the object free in its folio, with the bin lock held. */
+/* Up to FREE_GROUP objects from *head on, as words of bits in out[];
+ * returns how many words, and leaves *head at the first object not taken.
+ * A pointer that starts no object, or an object twice in the list, ends
+ * in pm_fatal.  Each word's line is fetched while the walk goes on. */
+#define FREE_GROUP 64
+
+static unsigned gather(const struct pm_bin *b, void **head, struct freeing *out, const char *call)
+{
+    /* Objects of one chunk share a word when their numbers do above the
+     * low word_log bits: the folio's size in objects up to 64, since
+     * folios start at multiples of it; 0 in large bins. */
+    uint32_t per_folio = (1u << b->folio_log) - 1;
+    unsigned word_log = b->kind == PM_LARGE ? 0 : b->folio_log < 6 ? b->folio_log : 6;
+    unsigned k = 0, taken = 0, n = 0;
+    uintptr_t key = 0;
+    uint64_t mask = 0;
+    void *p = *head;
+    for (; p && taken < FREE_GROUP; p = pm_link_next(p, call), taken++) {
+        struct pm_chunk_header *c = chunk_of(p);
+        uint32_t idx = pm_object_index(b, (uint32_t)((uintptr_t)p - (uintptr_t)c) - PM_DATA_START);
+        if (pm_unlikely(idx >= b->objs_per_chunk))
+            pm_fatal(call, p, "pointer inside an object, not at its start");
+        uint64_t bit = 1ull << (idx & per_folio & 63);
+        uintptr_t at = (uintptr_t)c | idx >> word_log;
+        if (at == key) {
+            if (pm_unlikely(mask & bit))
+                pm_fatal(call, p, "double free");
+            mask |= bit;
+            n++;
+            continue;
+        }
+        if (k) {
+            out[k - 1].mask = mask;
+            out[k - 1].n = n;
+        }
+        struct pm_folio *f = &c->folios[idx >> b->folio_log];
+        uint64_t *word = &f->free_bits[(idx & per_folio) / 64];
+        __builtin_prefetch(word, 1);
+        out[k++] = (struct freeing){f, word, 0, p, 0};
+        key = at;
+        mask = bit;
+        n = 1;
+    }
+    if (k) {
+        out[k - 1].mask = mask;
+        out[k - 1].n = n;
+    }
+    *head = p;
+    return k;
+}
+
+/* Marks x's objects free in their folio, with the bin lock held. */
 static void mark_free(const struct pm_bin *b, const struct freeing *x, const char *call)
 {
-    uint64_t *w = &x->f->free_bits[x->bit / 64], mask = 1ull << (x->bit % 64);
-    if (pm_unlikely(*w & mask))
-        pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(x->p) : x->p, "double free");
-    *w |= mask;
+    uint64_t twice = *x->word & x->mask;
+    if (pm_unlikely(twice))
+        pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(x->p) : object_of(b, x, (unsigned)__builtin_ctzll(twice)),
+                 "double free");
+    *x->word |= x->mask;
+    if (b->kind == PM_LARGE)
+        pm_large_settle(x->p, call);
 }
 
 /* n objects of f were marked free: one move to the list of its new count
@@ -451,8 +507,6 @@ static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const 
     return leave_bin(s, b, c, 0, out);
 }
 
-#define FREE_GROUP 64
-
 void pm_folio_free_list(unsigned bin, void *head, const char *call)
 {
     /* A copy, which the stores into folio records cannot alias. */
@@ -461,29 +515,24 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
     uint32_t now = pm_os_now_ms();
     pm_count_bin(bin, PM_EV_folio_frees);
     while (head) {
-        /* Gather a group before locking: the objects' links are read
-         * outside the critical section. */
-        void *group[FREE_GROUP];
-        unsigned n = 0;
-        for (; head && n < FREE_GROUP; head = pm_link_next(head, call))
-            group[n++] = head;
+        struct freeing group[FREE_GROUP];
+        unsigned words = gather(b, &head, group, call), n = 0;
         __builtin_prefetch(s, 1);
         pm_lock_take(bin_lock(bin));
         struct pm_folio *run = 0;
         unsigned in_run = 0, nleft = 0;
         struct leaving left[FREE_GROUP];
-        for (unsigned i = 0; i < n; i++) {
-            struct freeing x = locate_free(b, group[i], call);
-            mark_free(b, &x, call);
-            if (b->kind == PM_LARGE)
-                pm_large_settle(x.p, call);
-            if (x.f != run) {
+        for (unsigned i = 0; i < words; i++) {
+            const struct freeing *x = &group[i];
+            mark_free(b, x, call);
+            if (x->f != run) {
                 if (run)
                     nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
-                run = x.f;
+                run = x->f;
                 in_run = 0;
             }
-            in_run++;
+            in_run += x->n;
+            n += x->n;
         }
         nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
         __atomic_store_n(&s->taken, s->taken - n, __ATOMIC_RELAXED);

@@ -109,6 +109,16 @@ static void free_middle_twice(void *arg)
     give(three, 3);
 }
 
+/* A list that comes back to its first object (two objects of one bitmap
+ * word, each linked to the other): a double free of that object. */
+static void free_cycle(void *arg)
+{
+    void **two = arg;
+    pm_link_set(two[0], two[1]);
+    pm_link_set(two[1], two[0]);
+    pm_folio_free_list(bin, two[0], "free");
+}
+
 static void free_interior(void *p)
 {
     void *one[1] = {(char *)p + 16};
@@ -208,6 +218,8 @@ int main(void)
     char middle[64];
     snprintf(middle, sizeof middle, "free(%p): double free", objs[3 * n + 1]);
     check_fatal(free_middle_twice, &objs[3 * n], middle);
+    snprintf(middle, sizeof middle, "free(%p): double free", objs[3 * n]);
+    check_fatal(free_cycle, &objs[3 * n], middle);
     check_fatal(free_interior, objs[3 * n + 1], "pointer inside an object");
     printf("folio ok\n");
     return 0;
