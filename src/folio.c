@@ -403,8 +403,9 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
 
 /* Freed objects of one word of a folio's bitmap, found and combined
  * before the bin lock is taken, so that the critical section tests and
- * sets a word for all of them.  In large bins each object has its own
- * (pm_large_settle reads the object under the lock). */
+ * sets a word for all of them.  In large bins each object has its own:
+ * it is settled (pm_large_settle) after its bit is set, so that a double
+ * free is still reported at the pointer the program freed. */
 struct freeing {
     struct pm_folio *f;
     uint64_t *word; /* in f->free_bits */
@@ -475,9 +476,10 @@ static unsigned gather(const struct pm_bin *b, void **head, struct freeing *out,
 static void mark_free(const struct pm_bin *b, const struct freeing *x, const char *call)
 {
     uint64_t twice = *x->word & x->mask;
-    if (pm_unlikely(twice))
-        pm_fatal(call, b->kind == PM_LARGE ? pm_large_noted(x->p) : object_of(b, x, (unsigned)__builtin_ctzll(twice)),
-                 "double free");
+    if (pm_unlikely(twice)) {
+        void *p = b->kind == PM_LARGE ? pm_large_noted(x->p) : object_of(b, x, (unsigned)__builtin_ctzll(twice));
+        pm_fatal(call, p, "double free");
+    }
     *x->word |= x->mask;
     if (b->kind == PM_LARGE)
         pm_large_settle(x->p, call);
