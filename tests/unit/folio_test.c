@@ -1,6 +1,7 @@
 /* Folios: distinct aligned objects, fullest-fit choice, uncommit of empty
  * folios (on purge, after a second, or past the high-water mark), fresh
- * folios carved per CPU, and detection of double and interior frees. */
+ * folios carved per CPU, bins' first folios at different cache sets, and
+ * detection of double and interior frees. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -88,6 +89,36 @@ static void check_lanes(unsigned lane_bin, int cpu_a, int cpu_b, int threaded)
     CHECK(cpu_b == cpu_a || !threaded ? other == a : other != a);
 }
 
+/* The first objects of the first 16 bins, each from its bin's first
+ * folio, lie at 16 different pages of a 128 KiB stretch (a way of a 1 MiB
+ * 8-way cache), not all at the same offset into their chunks.  In a
+ * child, so that the chunks it takes leave no trace in the footprint the
+ * checks after it expect. */
+static void check_colors(void)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid) {
+        int status;
+        CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        return;
+    }
+    uint32_t seen = 0;
+    for (unsigned bin = 0; bin < 16; bin++) {
+        unsigned got;
+        void *p = pm_folio_alloc(bin, 1, &got);
+        CHECK(got == 1);
+        uint32_t page = (uint32_t)((uintptr_t)p / PM_PAGE % 32);
+        CHECK(!(seen >> page & 1));
+        seen |= 1u << page;
+        pm_link_set(p, 0);
+        pm_folio_free_list(bin, p, "free");
+        settle_if_wanted();
+    }
+    pm_folio_check();
+    _exit(0);
+}
+
 static void *nothing(void *arg)
 {
     return arg;
@@ -140,6 +171,7 @@ int main(void)
     /* This leaves the test pinned to cpu_a: fresh folios then come one
      * after the other from one chunk, as the checks below expect. */
     cpu_b = cpu_b < 0 ? cpu_a : cpu_b;
+    check_colors();
     check_lanes(pm_bin_of_small(128), cpu_a, cpu_b, 0);
     pthread_t t;
     CHECK(pthread_create(&t, 0, nothing, 0) == 0 && pthread_join(t, 0) == 0);
