@@ -182,12 +182,12 @@ static void bin_used(struct pm_bin_state *s, const struct pm_bin *b, long n)
 /* A chunk carves its folios in order from folio first_folio(b) on,
  * wrapping at the end.  The folios carved first are those a bin of few
  * objects uses; were they the chunk's first in every bin, the busiest
- * lines of all bins would lie at the same offsets from 2 MiB boundaries
- * and share the sets of a cache indexed by the low address bits (a way
- * of a 1 MiB 8-way cache is 32 pages).  So bin b's first folio starts,
- * within those 32 pages, at page 13 b mod 32 (13 is odd, so bins 0-31
- * get 32 distinct pages), or the nearest start after it that its folio
- * size allows. */
+ * lines of all bins would lie at the same offsets from chunk boundaries
+ * and share the sets of a cache indexed by the low address bits.  So bin
+ * b's first folio starts at page 13 b mod COLOR_PAGES of a stretch of
+ * COLOR_PAGES pages, one way of the L2 cache DESIGN.md names, or at the
+ * nearest start after it that its folio size allows; 13 is odd, so the
+ * first COLOR_PAGES bins start at distinct pages. */
 #define COLOR_PAGES 32
 
 static uint32_t first_folio(const struct pm_bin *b, unsigned bin)
