@@ -61,7 +61,8 @@ static inline void pm_dealloc(void *p, size_t size, const char *call)
         pm_tc_push_to(t, p);
         return;
     }
-    pm_free_other(p, size, call);
+    if (p)
+        pm_free_other(p, size, call);
 }
 
 /* pm_dealloc of a pointer said to have alignment align, a power of two
