@@ -122,12 +122,19 @@ static inline struct pm_chunk_entry *pm_chunk_entry_of(uintptr_t a)
     return pm_likely(span < 1ul << PM_TOP_BITS) ? pm_chunk_in(span, a) : 0;
 }
 
+/* The index of a's chunk in the window: below PM_WINDOW_CHUNKS when the
+ * window covers it. */
+static inline uintptr_t pm_window_index(uintptr_t a)
+{
+    return (a >> PM_CHUNK_SHIFT) - pm_chunk_table.window_from;
+}
+
 /* The bin tag of address a: PM_BIN_TAG(bin) when a is in a bin's chunk,
  * else 0 (a huge object, a free chunk, foreign memory, NULL, an address
  * above the table).  One 16-bit load, with no test of the value. */
 static inline unsigned pm_bin_tag_of_addr(uintptr_t a)
 {
-    uintptr_t i = (a >> PM_CHUNK_SHIFT) - pm_chunk_table.window_from;
+    uintptr_t i = pm_window_index(a);
     if (pm_likely(i < PM_WINDOW_CHUNKS))
         return (uint16_t)pm_chunk_table.window[i].tag;
     uintptr_t span = a >> PM_LEAF_SHIFT;
@@ -152,7 +159,8 @@ static inline unsigned pm_bin_of_addr(uintptr_t a)
 /* The carving lane of the bin's chunk holding address a. */
 static inline unsigned pm_chunk_lane(uintptr_t a)
 {
-    return pm_chunk_at(a)->link;
+    uintptr_t i = pm_window_index(a);
+    return (pm_likely(i < PM_WINDOW_CHUNKS) ? &pm_chunk_table.window[i] : pm_chunk_at(a))->link;
 }
 
 /* Makes the entries of [base, base + size) writable (chunk-aligned, below

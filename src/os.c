@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -89,22 +88,8 @@ int pm_os_move(void *from, size_t size, void *to)
     return p == to;
 }
 
-/* glibc (2.35 and later) registers rseq for every thread; its cpu_id field
- * is the cheapest way to learn the current CPU. */
-extern const ptrdiff_t __rseq_offset __attribute__((weak));
-extern const unsigned int __rseq_size __attribute__((weak));
-
-unsigned pm_os_cpu(void)
+unsigned pm_os_cpu_slow(void)
 {
-    if (__libc_single_threaded)
-        return 0;
-    if (&__rseq_size && __rseq_size >= 8) {
-        const volatile int32_t *rs =
-            (const volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
-        int32_t cpu = rs[1];
-        if (cpu >= 0)
-            return (unsigned)cpu;
-    }
     int cpu = sched_getcpu();
     return cpu < 0 ? 0 : (unsigned)cpu;
 }

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/single_threaded.h>
 
 /* size bytes aligned to align (a power of two, at least a page); NULL when
  * the kernel refuses. */
@@ -27,12 +28,33 @@ unsigned pm_os_resident_sample(const void *p, size_t size, unsigned samples);
  * 0 (nothing changed) when the source spans more than one mapping. */
 int pm_os_move(void *from, size_t size, void *to);
 
+/* glibc (2.35 and later) registers rseq for every thread: its cpu_id field
+ * is the cheapest way to learn the current CPU.  Without it, the C
+ * library's sched_getcpu (pm_os_cpu_slow). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+unsigned pm_os_cpu_slow(void);
+
 /* The CPU whose caches and carving lane this thread uses: the one it runs
  * on now (it may move at any time), or CPU 0 while the process has a
  * single thread.  One thread alone shares no line with another, and
  * following it from CPU to CPU would leave what it cached stranded on the
- * CPU it left while it carves new folios on the next. */
-unsigned pm_os_cpu(void);
+ * CPU it left while it carves new folios on the next.  Inline, for a new
+ * thread's free asks on every call. */
+static inline unsigned pm_os_cpu(void)
+{
+    if (__libc_single_threaded)
+        return 0;
+    if (&__rseq_size && __rseq_size >= 8) {
+        const volatile int32_t *rs =
+            (const volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
+        int32_t cpu = rs[1];
+        if (cpu >= 0)
+            return (unsigned)cpu;
+    }
+    return pm_os_cpu_slow();
+}
+
 /* How many CPU numbers this process may see: CPU ids are reduced modulo it. */
 unsigned pm_os_cpus(void);
 

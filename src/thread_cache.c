@@ -305,9 +305,15 @@ static void *refill(unsigned bin, const char *call, void *site)
     return pm_prof_refill(list, bin, n);
 }
 
+/* The bin of t, one of this thread's bins' entries. */
+static unsigned bin_of_entry(pm_tbin_fs *t)
+{
+    return (unsigned)(((uintptr_t)t - (uintptr_t)pm_tc_bin(0)) / sizeof(struct pm_tbin));
+}
+
 void *pm_tc_refill(pm_tbin_fs *t, const char *call)
 {
-    unsigned bin = (unsigned)(((uintptr_t)t - (uintptr_t)pm_tc_bin(0)) / sizeof(struct pm_tbin));
+    unsigned bin = bin_of_entry(t);
     void *p = refill(bin, call, __builtin_return_address(0));
     pm_background_if_wanted();
     return p;
@@ -328,13 +334,18 @@ void *pm_tc_corrupt(const void *p, const char *call)
  * time: memory goes back to its CPU, and each CPU's threads are left with
  * their own.  An older thread keeps what it frees, which in a producer and
  * consumer feeds the producers on the consumer's CPU; sending those home
- * too would move every object across the CPUs a second time.  Returns 1
- * if p went homeward. */
+ * too would move every object across the CPUs a second time. */
+static int goes_home(const void *p, unsigned bin)
+{
+    return (pm_tc.allocates >> bin & 1) && pm_chunk_lane((uintptr_t)p) != pm_folio_lane();
+}
+
+/* Returns 1 if p went homeward. */
 static int new_thread_free(void *p, unsigned bin)
 {
-    unsigned lane = pm_chunk_lane((uintptr_t)p);
-    int away = (pm_tc.allocates >> bin & 1) && lane != pm_folio_lane();
+    int away = goes_home(p, bin);
     if (away) {
+        unsigned lane = pm_chunk_lane((uintptr_t)p);
         struct pm_homeward *h = &pm_tc.homeward[bin];
         long size = pm_bins[bin].size;
         if (h->lane != lane || !fits(size))
@@ -363,9 +374,8 @@ static int new_thread_free(void *p, unsigned bin)
     return away;
 }
 
-static void overflow(void *p)
+static __attribute__((noinline)) void overflow(void *p, unsigned bin)
 {
-    unsigned bin = pm_bin_of_addr((uintptr_t)p);
     struct pm_tbin *t = &pm_tc.bins[bin];
     t->room++;
     if (pm_tc_holds(p, bin, "free"))
@@ -418,9 +428,19 @@ static void overflow(void *p)
     t->room--;
 }
 
-void pm_tc_free_slow(void *p)
+/* Most frees of a new thread keep their object in a list with room, as
+ * free's fast path would: that case is tested here, with the fast path's
+ * own tests and the new thread's, and all else is overflow's. */
+void pm_tc_free_slow(void *p, pm_tbin_fs *t)
 {
-    overflow(p);
+    unsigned bin = bin_of_entry(t);
+    if (pm_likely(pm_tc.bias && t->room - pm_tc.bias >= 0 && !pm_may_carry_mark(p) &&
+                  pm_tc.frees + 1 < PM_TC_NEW_FREES && !goes_home(p, bin))) {
+        pm_tc.frees++;
+        pm_tc_link_in(t, p);
+        return;
+    }
+    overflow(p, bin);
     pm_background_if_wanted();
 }
 

@@ -148,11 +148,9 @@ void *pm_tc_refill(pm_tbin_fs *t, const char *call);
 /* Reports p's corrupted link (pm_link_corrupt); never returns.  Declared
  * to return, so that pop reaches it by a jump and keeps no frame. */
 void *pm_tc_corrupt(const void *p, const char *call);
-/* Frees p where pm_tc_push's fast path could not, with the room of p's bin
- * decremented.  It finds the bin again from p (an object in a chunk of its
- * bin), so that free's fast path need not keep the bin for the call: one
- * instruction fewer. */
-void pm_tc_free_slow(void *p);
+/* Frees p, an object of t's bin, where pm_tc_push's fast path could not,
+ * with t's room decremented. */
+void pm_tc_free_slow(void *p, pm_tbin_fs *t);
 
 /* The link of p, the head of a thread's list, decoded as stored: the
  * list end stays PM_LIST_END.  The caller tests it (free_object.h).  A
@@ -214,14 +212,20 @@ static inline int pm_tc_is_object(pm_tbin_fs *t, uint32_t rel)
  * before anything is tested, and its sign taken from the decrement: two
  * instructions fewer than a test of it beside the mark's.
  * pm_tc_free_slow puts it back. */
+/* Puts p at the head of t's list; the caller has taken its room. */
+static inline void pm_tc_link_in(pm_tbin_fs *t, void *p)
+{
+    pm_link_marked(p, t->head);
+    t->head = p;
+}
+
 static inline void pm_tc_push_to(pm_tbin_fs *t, void *p)
 {
     if (pm_likely(--t->room >= 0 && !pm_may_carry_mark(p))) {
-        pm_link_marked(p, t->head);
-        t->head = p;
+        pm_tc_link_in(t, p);
         return;
     }
-    pm_tc_free_slow(p);
+    pm_tc_free_slow(p, t);
 }
 
 static inline void pm_tc_push(void *p, unsigned bin)
