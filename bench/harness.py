@@ -87,6 +87,8 @@ WORKLOADS = [
     Workload("vyukov", c("vyukov_chain", "max=4096"),
              ("threads=200 objects=10000", "threads=100 objects=5000",
               "threads=20 objects=500")),
+    Workload("thread-churn", c("thread_churn", "threads=2 ops=4000 window=256 min=8 max=256"),
+             ("rounds=4000", "rounds=400", "rounds=20")),
     Workload("superserver", c("superserver", "kmin=4 kmax=20 life=1000"),
              ("objects=1800000", "objects=150000", "objects=3000"), threaded=True),
     Workload("mstress", c("mstress", "maxlog=14"),
