@@ -199,6 +199,7 @@ static void tc_start(void)
     pm_guard_init();
     pthread_once(&start_once, make_start);
     pm_tc.bias = PM_TC_NEW_BIAS;
+    pm_tc.new_end = PM_TC_NEW_QUIET;
     pm_tc.budget = PM_TC_OWN_BUDGET;
     __builtin_memcpy(pm_tc.bins, start_bins, sizeof start_bins);
     pm_tc.state = TC_LIVE;
@@ -363,8 +364,11 @@ static int new_thread_free(void *p, unsigned bin)
         } else if (pm_tc.granted > pm_tc.budget) {
             send_homeward(bin);
         }
+        /* New for PM_TC_NEW_QUIET more frees, up to PM_TC_NEW_FREES. */
+        uint32_t end = pm_tc.frees + 1 + PM_TC_NEW_QUIET;
+        pm_tc.new_end = end < PM_TC_NEW_FREES ? end : PM_TC_NEW_FREES;
     }
-    if (++pm_tc.frees == PM_TC_NEW_FREES) {
+    if (++pm_tc.frees >= pm_tc.new_end) {
         for (unsigned b = 0; b < PM_NBINS; b++) {
             send_homeward(b);
             pm_tc.bins[b].room -= pm_tc.bias;
@@ -435,7 +439,7 @@ void pm_tc_free_slow(void *p, pm_tbin_fs *t)
 {
     unsigned bin = bin_of_entry(t);
     if (pm_likely(pm_tc.bias && t->room - pm_tc.bias >= 0 && !pm_may_carry_mark(p) &&
-                  pm_tc.frees + 1 < PM_TC_NEW_FREES && !goes_home(p, bin))) {
+                  pm_tc.frees + 1 < pm_tc.new_end && !goes_home(p, bin))) {
         pm_tc.frees++;
         pm_tc_link_in(t, p);
         return;

@@ -4,10 +4,11 @@
  *
  * Promises: pm_tc_pop and pm_tc_push touch only this thread's data unless
  * the list is empty or full, or the thread is new; the slow paths move
- * whole batches to and from the shared levels.  A new thread's first
- * PM_TC_NEW_FREES frees take the slow path, which sends each object of a
- * bin the thread allocates from home when its chunk was carved for
- * another CPU's lane (thread_cache.c says why).  A thread's objects return
+ * whole batches to and from the shared levels.  A new thread's frees
+ * take the slow path, which sends each object of a bin the thread
+ * allocates from home when its chunk was carved for another CPU's lane
+ * (thread_cache.c says why), until it has freed PM_TC_NEW_FREES times or
+ * PM_TC_NEW_QUIET times in a row with nothing sent.  A thread's objects return
  * to the shared levels when it exits.  What all threads can hold together
  * is bounded: each holds at most its budget, a small one of its own and
  * what it took from one budget shared by all threads.  A free of an object this thread
@@ -52,8 +53,13 @@ struct pm_homeward {
 /* Frees a thread counts as new: long enough for it to free what it took
  * over from its parent a few times over (a server's worker hands over
  * about a thousand objects), short enough that the sending home ends
- * before the thread's own flow sets in. */
+ * before the thread's own flow sets in.  A thread stops being new sooner
+ * when PM_TC_NEW_QUIET frees in a row sent nothing home: it had that many
+ * chances to meet what it took over, so it took over nothing of another
+ * CPU's, and a short-lived thread need not pay the slow path for all its
+ * frees. */
 #define PM_TC_NEW_FREES 8192
+#define PM_TC_NEW_QUIET 1024
 #define PM_TC_NEW_BIAS (-(1 << 30))
 
 /* Every thread's budget starts at PM_TC_OWN_BUDGET and grows to at most
@@ -73,8 +79,9 @@ struct pm_thread_cache {
     uint64_t spread; /* pm_tc_spread */
     uint32_t state;
     uint32_t frees;     /* frees while new */
-    int32_t bias;       /* PM_TC_NEW_BIAS for the thread's first
-                           PM_TC_NEW_FREES frees, then 0: added to every
+    uint32_t new_end;   /* frees at which the thread stops being new */
+    int32_t bias;       /* PM_TC_NEW_BIAS while the thread is new,
+                           then 0: added to every
                            room, it keeps them all below 1, so that free's
                            fast path, which tests room alone, sends the new
                            thread's frees the slow way */

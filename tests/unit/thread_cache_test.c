@@ -2,8 +2,9 @@
  * not one freed before the thread allocated from its bin; the cache holds
  * at most a list and a spare batch, it knows which objects it holds, a
  * double free of any of them aborts, and thread exit empties the cache.
- * A new thread sends objects carved for another CPU's lane home, and its
- * first free of a pointer inside an object aborts too.  Threads hold no
+ * A new thread sends objects carved for another CPU's lane home until it
+ * has freed a while with none to send, and its first free of a pointer
+ * inside an object aborts too.  Threads hold no
  * more than their budgets, and a bin's first lists are short.  An empty
  * list's head is the list end, never NULL. */
 #define _GNU_SOURCE
@@ -329,6 +330,44 @@ static void sends_home(void)
     pm_free(home_objs);
 }
 
+/* A new thread that frees PM_TC_NEW_QUIET objects in a row, none of which
+ * goes home, is no longer new: an object of the first CPU's lane it frees
+ * next stays in its list, the next it gets.  The objects it frees first
+ * are of a bin it does not allocate from, so none goes home; QUIET_SIZE
+ * and their size are bins no other test here uses. */
+enum { QUIET_SIZE = 900, FIRST_SIZE = 200 };
+
+static void *quiet_keeps(void *foreign)
+{
+    pin(cpu[1]);
+    void *mine = pm_malloc(QUIET_SIZE);
+    CHECK(mine);
+    void **first = ((void **)foreign)[0];
+    for (unsigned i = 0; i < PM_TC_NEW_QUIET; i++)
+        pm_free(first[i]);
+    pm_free(foreign);
+    CHECK(pm_malloc(QUIET_SIZE) == foreign);
+    pm_free(foreign);
+    pm_free(mine);
+    return 0;
+}
+
+static void quiet_ends_new(void)
+{
+    void **first = pm_malloc(PM_TC_NEW_QUIET * sizeof *first);
+    CHECK(first);
+    for (unsigned i = 0; i < PM_TC_NEW_QUIET; i++)
+        CHECK((first[i] = pm_malloc(FIRST_SIZE)));
+    void **foreign = pm_malloc(QUIET_SIZE);
+    CHECK(foreign);
+    CHECK(pm_chunk_lane((uintptr_t)foreign) == (unsigned)cpu[0] % PM_CARVE_LANES);
+    foreign[0] = first;
+    pthread_t t;
+    CHECK(pthread_create(&t, 0, quiet_keeps, foreign) == 0);
+    CHECK(pthread_join(t, 0) == 0);
+    pm_free(first);
+}
+
 /* A bin's first lists from the folios are short: a bin of objects of a
  * page or more hands out one object, then as many as it has out, up to a
  * batch.  The bin must be untouched so far. */
@@ -360,6 +399,7 @@ int main(void)
     pin(cpu[0]);
     first_lists_short();
     sends_home();
+    quiet_ends_new();
     unsigned bin = pm_bin_of_small(48);
     size_t batch = pm_bins[bin].batch;
     void **objs = pm_malloc(5 * batch * sizeof(void *));
