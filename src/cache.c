@@ -477,10 +477,11 @@ static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch, uint32_t n
 /* Joins a list of n < batch objects with c's loose objects, taken out of
  * c while the list is walked.  Returns a full batch cut from the two, or
  * NULL; what is left over becomes c's loose objects, or goes to the folios
- * if another exit has put some there meanwhile. */
+ * if another exit has put some there meanwhile.  The walk to the list's
+ * tail goes on from there to the cut: fewer than a batch of steps in all. */
 static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n, uint32_t now)
 {
-    unsigned batch = pm_bins[bin].batch;
+    unsigned batch = pm_bins[bin].batch, at = 1;
     pm_lock_take(&c->lock);
     void *rest = c->loose;
     n += c->nloose;
@@ -488,13 +489,13 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n,
     c->nloose = 0;
     pm_lock_drop(&c->lock);
     void *tail = list, *next;
-    while ((next = pm_link_next(tail, "free")))
+    for (; (next = pm_link_next(tail, "free")); at++)
         tail = next;
     pm_link_set(tail, rest);
     void *full = 0;
     if (n >= batch) {
-        void *cut = list;
-        for (unsigned i = 1; i < batch; i++)
+        void *cut = tail;
+        for (; at < batch; at++)
             cut = pm_link_next(cut, "free");
         full = list;
         list = pm_link_next(cut, "free");
