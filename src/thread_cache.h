@@ -4,18 +4,19 @@
  *
  * Promises: pm_tc_pop and pm_tc_push touch only this thread's data unless
  * the list is empty or full, or the thread is new; the slow paths move
- * whole batches to and from the shared levels.  A new thread's frees
- * take the slow path, which sends each object of a bin the thread
- * allocates from home when its chunk was carved for another CPU's lane
+ * whole batches to and from the shared levels.  A new thread's frees take
+ * the slow path, which sends each object of a bin the thread allocates
+ * from home when its chunk was carved for another CPU's lane
  * (thread_cache.c says why), until it has freed PM_TC_NEW_FREES times or
- * PM_TC_NEW_QUIET times in a row with nothing sent.  A thread's objects return
- * to the shared levels when it exits.  What all threads can hold together
- * is bounded: each holds at most its budget, a small one of its own and
- * what it took from one budget shared by all threads.  A free of an object this thread
- * holds free aborts as a double free: a freed object's second word holds
- * a mark in its upper half, cleared when the object is handed out, so the
- * fast path compares the mark's top byte and only a match costs a search.
- * Links are encoded (free_object.h); pm_tc_pop checks the link it follows. */
+ * PM_TC_NEW_QUIET times in a row with nothing sent.  A thread's objects
+ * return to the shared levels when it exits.  What all threads can hold
+ * together is bounded: each holds at most its budget, a small one of its
+ * own and what it took from one budget shared by all threads.  A free of
+ * an object this thread holds free aborts as a double free: a freed
+ * object's second word holds a mark in its upper half, cleared when the
+ * object is handed out, so the fast path compares the mark's top byte and
+ * only a match costs a search.  Links are encoded (free_object.h);
+ * pm_tc_pop checks the link it follows. */
 #ifndef PM_THREAD_CACHE_H
 #define PM_THREAD_CACHE_H
 
@@ -215,10 +216,6 @@ static inline int pm_tc_is_object(pm_tbin_fs *t, uint32_t rel)
     return pm_divides(rel, t->recip, t->limit);
 }
 
-/* Pushes p, an object of t's bin, on t's list.  The room is decremented
- * before anything is tested, and its sign taken from the decrement: two
- * instructions fewer than a test of it beside the mark's.
- * pm_tc_free_slow puts it back. */
 /* Puts p at the head of t's list; the caller has taken its room. */
 static inline void pm_tc_link_in(pm_tbin_fs *t, void *p)
 {
@@ -226,6 +223,10 @@ static inline void pm_tc_link_in(pm_tbin_fs *t, void *p)
     t->head = p;
 }
 
+/* Pushes p, an object of t's bin, on t's list.  The room is decremented
+ * before anything is tested, and its sign taken from the decrement: two
+ * instructions fewer than a test of it beside the mark's.
+ * pm_tc_free_slow puts it back, unless it keeps p in the list. */
 static inline void pm_tc_push_to(pm_tbin_fs *t, void *p)
 {
     if (pm_likely(--t->room >= 0 && !pm_may_carry_mark(p))) {
