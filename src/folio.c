@@ -32,15 +32,14 @@ enum folio_state {
  * The pool's record of a free chunk overwrites this header; a chunk taken
  * from the pool starts it afresh. */
 struct pm_chunk_header {
-    uint32_t carved;   /* folios initialised so far, from `first` on; the
-                          rest are untouched */
+    uint32_t carved;   /* folios initialised so far, from the bin's
+                          first_folio on; the rest are untouched */
     uint32_t used;     /* carved folios that are not empty */
     uint32_t wild;     /* 1 while some lane carves from it */
     uint32_t purging;  /* empty folios on no list while their pages go back */
     size_t dirty_tail; /* bytes outside the carved folios that may be
                           committed */
-    uint32_t first;    /* the folio carved first (first_folio) */
-    char pad[512 - 28];
+    char pad[512 - 24];
     struct pm_folio folios[PM_MAX_FOLIOS];
 };
 _Static_assert(sizeof(struct pm_chunk_header) <= PM_DATA_START, "chunk header too big");
@@ -179,36 +178,12 @@ static void bin_used(struct pm_bin_state *s, const struct pm_bin *b, long n)
 
 #define DENSE_CHUNKS 8
 
-/* A chunk carves its folios in order from folio first_folio(b) on,
- * wrapping at the end.  The folios carved first are those a bin of few
- * objects uses; were they the chunk's first in every bin, the busiest
- * lines of all bins would lie at the same offsets from chunk boundaries
- * and share the sets of a cache indexed by the low address bits.  So bin
- * b's first folio starts at page 13 b mod COLOR_PAGES of a stretch of
- * COLOR_PAGES pages, one way of the L2 cache DESIGN.md names, or at the
- * nearest start after it that its folio size allows; 13 is odd, so the
- * first COLOR_PAGES bins start at distinct pages. */
-#define COLOR_PAGES 32
-
-static uint32_t first_folio(const struct pm_bin *b, unsigned bin)
-{
-    uint32_t pages = (uint32_t)(pm_folio_bytes(b) / PM_PAGE), want = bin * 13 % COLOR_PAGES;
-    uint32_t best = 0, gap = COLOR_PAGES;
-    for (uint32_t r = 0; r < COLOR_PAGES && r < pm_folios_per_chunk(b); r++) {
-        uint32_t start = (PM_DATA_START / PM_PAGE + r * pages) % COLOR_PAGES;
-        uint32_t d = (start + COLOR_PAGES - want) % COLOR_PAGES;
-        if (d < gap) {
-            gap = d;
-            best = r;
-        }
-    }
-    return best;
-}
-
-/* The folio record carved k-th in c. */
+/* The folio record carved k-th in c: a chunk carves from its bin's first
+ * folio on, wrapping at the end, so that the folios of different bins
+ * that a few objects use lie apart in the caches (gen_sizeclasses.c). */
 static struct pm_folio *carved_folio(const struct pm_bin *b, struct pm_chunk_header *c, uint32_t k)
 {
-    return &c->folios[(c->first + k) % pm_folios_per_chunk(b)];
+    return &c->folios[(b->first_folio + k) % pm_folios_per_chunk(b)];
 }
 
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
@@ -232,7 +207,6 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * (size_t)b->objs_per_chunk);
         *wild = c = fresh;
         c->carved = c->used = c->purging = 0;
-        c->first = first_folio(b, bin);
         c->wild = 1;
         c->dirty_tail = dirty;
         bin_dirty(s, (long)dirty);
@@ -601,10 +575,8 @@ static void check_folio(const struct pm_bin *b, unsigned bin, const struct pm_fo
     if (state == PARTIAL ? !f->nfree || f->nfree >= objs : f->nfree != objs)
         check_failed(f, "free count wrong for the folio's list");
     uint32_t n = pm_folios_per_chunk(b), at = (uint32_t)(f - c->folios);
-    if (pm_bin_of_addr((uintptr_t)f) != bin || at >= n || (at + n - c->first) % n >= c->carved)
+    if (pm_bin_of_addr((uintptr_t)f) != bin || at >= n || (at + n - b->first_folio) % n >= c->carved)
         check_failed(f, "folio outside its bin's carved chunks");
-    if (c->first != first_folio(b, bin))
-        check_failed(c, "chunk carves from another folio than its bin's first");
     if (c->used + c->purging > c->carved)
         check_failed(c, "chunk counts more folios in use than carved");
 }

@@ -24,6 +24,8 @@ struct pm_bin {
     uint8_t kind;             /* enum pm_kind */
     uint8_t folio_log;        /* log2 of objects per folio */
     uint8_t align_log;        /* every object is aligned to 1 << align_log */
+    uint8_t first_folio;      /* the folio a chunk carves first (the
+                                 generator says why) */
     uint16_t batch;           /* objects in a thread-cache list */
     uint16_t cpu_batches;     /* batches in a CPU-cache list */
     uint32_t objs_per_chunk;

@@ -27,7 +27,7 @@ struct bin {
     unsigned long size;
     int kind;
     unsigned long folio_bytes, objs_per_folio, folios, objs_per_chunk;
-    unsigned long batch, cpu_batches, align;
+    unsigned long batch, cpu_batches, align, first_folio;
     uint64_t recip, limit;
 };
 
@@ -104,6 +104,32 @@ static void find_reciprocal(struct bin *b)
             (object && (uint64_t)(product >> 64) != rel / b->size))
             die("object test wrong for size", b->size);
     }
+}
+
+/* A chunk carves its folios in order from its bin's first folio on,
+ * wrapping at the end (folio.c).  The folios carved first are those a bin
+ * of few objects uses; were they the chunk's first in every bin, the
+ * busiest lines of all bins would lie at the same offsets from chunk
+ * boundaries and share the sets of a cache indexed by the low address
+ * bits.  So bin i's first folio starts at page 13 i mod COLOR_PAGES of a
+ * stretch of COLOR_PAGES pages, one way of the L2 cache DESIGN.md names,
+ * or at the nearest start after it that its folio size allows; 13 is odd,
+ * so the first COLOR_PAGES bins start at distinct pages. */
+#define COLOR_PAGES 32
+
+static unsigned long first_folio(const struct bin *b, unsigned long i)
+{
+    unsigned long pages = b->folio_bytes / PM_PAGE, want = i * 13 % COLOR_PAGES;
+    unsigned long best = 0, gap = COLOR_PAGES;
+    for (unsigned long r = 0; r < COLOR_PAGES && r < b->folios; r++) {
+        unsigned long start = (PM_DATA_START / PM_PAGE + r * pages) % COLOR_PAGES;
+        unsigned long d = (start + COLOR_PAGES - want) % COLOR_PAGES;
+        if (d < gap) {
+            gap = d;
+            best = r;
+        }
+    }
+    return best;
 }
 
 static void add_bin(unsigned long size, int kind)
@@ -183,6 +209,8 @@ static void make_bins(void)
     qsort(bins, nbins, sizeof bins[0], by_size);
     if (nbins > 255)
         die("bin numbers must fit a byte", nbins);
+    for (int i = 0; i < nbins; i++)
+        bins[i].first_folio = first_folio(&bins[i], (unsigned long)i);
 }
 
 /* Smallest bin of one of the given kinds that holds size. */
@@ -235,10 +263,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < nbins; i++) {
         const struct bin *b = &bins[i];
         fprintf(f, "    { .size = %lu, .kind = %s, .folio_log = %u, .align_log = %u, "
-                   ".batch = %lu, .cpu_batches = %lu, .objs_per_chunk = %lu, "
+                   ".first_folio = %lu, .batch = %lu, .cpu_batches = %lu, .objs_per_chunk = %lu, "
                    ".recip = %#llxull, .limit = %#llxull }, \\\n",
                 b->size, kind_name[b->kind], log2_exact(b->objs_per_folio), log2_exact(b->align),
-                b->batch, b->cpu_batches, b->objs_per_chunk, (unsigned long long)b->recip,
+                b->first_folio, b->batch, b->cpu_batches, b->objs_per_chunk, (unsigned long long)b->recip,
                 (unsigned long long)b->limit);
     }
     /* A bin's partial folio lists, one per free count below its objects
