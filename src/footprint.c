@@ -36,9 +36,14 @@ static size_t committed(void)
     return __atomic_load_n(&inuse_bytes, __ATOMIC_RELAXED) + __atomic_load_n(&dirty_bytes, __ATOMIC_RELAXED);
 }
 
+/* Folios get half the slack the pool gets: enough that a program whose
+ * in-use bytes hover at the mark while they shift between size classes
+ * reuses the folios it emptied rather than faulting them in again, and
+ * the rest of the eighth stays for whole chunks, which serve any bin. */
 int pm_fp_folios_over(void)
 {
-    return committed() > __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+    size_t peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+    return committed() > peak + peak / 16;
 }
 
 int pm_fp_pool_over(void)

@@ -4,11 +4,11 @@
  * pooled (free runs of the chunk pool, maybe still committed), with the
  * high-water mark of bytes in use.  The rule they serve (purge.h): freed
  * memory stays committed so that allocating again costs no page faults,
- * but in use and dirty stay under the mark, in use, dirty and pooled under
- * the mark and an eighth, and nothing stays dirty or pooled longer than
- * PM_DECAY_MS.  The eighth lets whole freed chunks, which any size class
- * and huge object can reuse, outlive the moment a program's in-use bytes
- * shift from one object to the next.
+ * but in use and dirty stay under the mark and a sixteenth, in use, dirty
+ * and pooled under the mark and an eighth, and nothing stays dirty or
+ * pooled longer than PM_DECAY_MS.  The slack lets freed folios and whole
+ * freed chunks, which any size class and huge object can reuse, outlive
+ * the moment a program's in-use bytes shift from one object to the next.
  *
  * Promises: no counter goes below zero (checked in debug builds); the mark
  * never falls. */
@@ -24,7 +24,7 @@ void pm_fp_inuse(long delta);
 void pm_fp_dirty(long delta);
 void pm_fp_pooled(long delta);
 
-/* Whether in use + dirty exceeds the high-water mark. */
+/* Whether in use + dirty exceeds the mark and a sixteenth. */
 int pm_fp_folios_over(void);
 /* Whether in use + dirty + pooled exceeds the mark and an eighth. */
 int pm_fp_pool_over(void);
