@@ -496,11 +496,11 @@ static void forget_locked(uintptr_t base, size_t chunks)
     mapped_chunks -= chunks;
 }
 
-int pm_pool_purge_one(uint32_t before, int force)
+/* With the lock held, which it drops: unmaps up to PURGE_CHUNKS chunks
+ * from the end of r, if there is an r.  1 if it unmapped any. */
+static int purge_run(struct free_run *r)
 {
-    pm_lock_take(&lock);
-    struct free_run *r = oldest;
-    if (!r || (!force && pm_os_earlier(before, r->since))) {
+    if (!r) {
         pm_lock_drop(&lock);
         return 0;
     }
@@ -516,6 +516,22 @@ int pm_pool_purge_one(uint32_t before, int force)
     pm_os_unmap((void *)base, chunks * PM_CHUNK);
     pm_count(PM_EV_unmaps);
     return 1;
+}
+
+int pm_pool_purge_one(uint32_t before, int force)
+{
+    pm_lock_take(&lock);
+    struct free_run *r = oldest;
+    return purge_run(r && (force || !pm_os_earlier(before, r->since)) ? r : 0);
+}
+
+int pm_pool_purge_committed(void)
+{
+    pm_lock_take(&lock);
+    struct free_run *r = oldest;
+    while (r && !r->dirty)
+        r = r->newer;
+    return purge_run(r);
 }
 
 void pm_pool_census(struct pm_pool_census *out)

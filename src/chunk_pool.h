@@ -66,6 +66,11 @@ void pm_pool_put(void *base, size_t chunks, size_t dirty);
  * (ms, pm_os_now_ms), or whatever its age when force.  1 if it unmapped any. */
 int pm_pool_purge_one(uint32_t before, int force);
 
+/* The same from the oldest free run that may hold committed pages: the
+ * footprint rule counts no others, so unmapping them brings it no nearer
+ * its bound. */
+int pm_pool_purge_committed(void);
+
 /* Chunks mapped (now, and at most so far), chunks and runs in the pool,
  * and bytes of the pool's records. */
 struct pm_pool_census {

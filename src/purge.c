@@ -16,9 +16,11 @@ int pm_purge_pending(void)
 void pm_purge_settle(void)
 {
     __atomic_store_n(&pm_fp_unsettled, 0, __ATOMIC_RELAXED);
-    while (pm_fp_pool_over() && pm_pool_purge_one(0, 1))
-        ;
+    /* Folios first: a chunk whose last folio goes back joins the pool,
+     * whose bound counts it. */
     while (pm_fp_folios_over() && pm_folio_purge_one(0, 1))
+        ;
+    while (pm_fp_pool_over() && pm_pool_purge_committed())
         ;
     uint32_t now = pm_os_now_ms();
     if (!pm_os_due(&next_decay, now, PM_DECAY_MS / 4))

@@ -2,7 +2,8 @@
  * are reused best fit, a clean run reads as zero, a run too big for any
  * committed one gets their pages, runs grow in place or move with their
  * contents, purging unmaps (the chunks then read "gone") what has been
- * free long enough, counted from a run's oldest part, and every mapped
+ * free long enough, counted from a run's oldest part (and, for the
+ * footprint rule, only runs that may hold committed pages), and every mapped
  * chunk is in exactly one place (checked against the chunk table after
  * each step). */
 #define _GNU_SOURCE
@@ -186,6 +187,22 @@ int main(void)
     pm_pool_census(&c);
     CHECK(c.runs == 1 && c.free == 2);
     CHECK(pm_pool_purge_one(first, 0));
+    census();
+
+    /* The footprint's purge unmaps only runs that may hold committed
+     * pages, however old the clean ones are, and none when all are clean. */
+    char *cl = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
+    char *co = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(0), 0, &dirty);
+    co[0] = 1;
+    pm_pool_put(cl, 1, 0);
+    while (pm_os_now_ms() == first)
+        ;
+    pm_pool_put(co, 1, PM_CHUNK);
+    census();
+    while (pm_pool_purge_committed())
+        ;
+    CHECK(pm_chunk_entry_of((uintptr_t)co)->tag == PM_TAG_GONE && !mapped(co));
+    CHECK(pm_chunk_entry_of((uintptr_t)cl)->tag == PM_TAG_FREE);
     census();
 
     pm_pool_put(a, 1, PM_CHUNK);
