@@ -40,6 +40,7 @@ static inline void pm_stat_add(size_t *counter, long delta)
     X(global_puts, "CPU lists handed down to the global level")                \
     X(global_takes, "CPU lists taken from the global level")                   \
     X(folio_purges, "empty folios whose pages went back to the kernel")        \
+    X(page_releases, "folios in use that gave pages inside them back")         \
     X(reserves, "address space reservations mapped")                          \
     X(unmaps, "pieces of free runs unmapped")                                  \
     X(huge_allocs, "huge objects allocated")                                   \

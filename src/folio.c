@@ -15,7 +15,19 @@ struct pm_folio {
     uint32_t state;               /* enum folio_state */
     uint32_t empty_since;         /* ms, while DIRTY */
     uint32_t unused;
-    uint64_t free_bits[PM_MAX_FOLIO_OBJS / 64];
+    union {
+        uint64_t free_bits[PM_MAX_FOLIO_OBJS / 64];
+        /* A folio of at most 64 objects uses one word of free bits; the
+         * next two mark objects for giving back the pages inside it
+         * (pm_folio_release_pages): those free when it was last looked
+         * at, and those whose pages went back then.  released is within
+         * seen, seen within the free bits: a hand-out clears all three. */
+        struct {
+            uint64_t free_word;
+            uint64_t seen;
+            uint64_t released;
+        };
+    };
 };
 _Static_assert(sizeof(struct pm_folio) <= PM_FOLIO_RECORD, "folio record too big");
 
@@ -24,6 +36,8 @@ enum folio_state {
     PARTIAL, /* on its bin's partial list nfree */
     DIRTY,   /* empty, still committed, on the dirty list */
     CLEAN,   /* empty and uncommitted, on the clean list */
+    RELEASING, /* on no list while pages inside it go back: frees count
+                  in nfree, and the releaser files it again */
 };
 
 /* A chunk belongs to its bin while any of its folios holds an object, or
@@ -89,6 +103,12 @@ static pm_line_lock bin_locks[PM_NBINS];
 static pm_lock *bin_lock(unsigned bin)
 {
     return &bin_locks[bin].lock;
+}
+
+/* Words of free bits a folio of b uses. */
+static unsigned words_of(const struct pm_bin *b)
+{
+    return b->folio_log > 6 ? 1u << (b->folio_log - 6) : 1;
 }
 
 static inline struct pm_chunk_header *chunk_of(const void *p)
@@ -219,8 +239,8 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
     struct pm_folio *f = carved_folio(b, c, c->carved++);
     unsigned n = 1u << b->folio_log;
     f->nfree = n;
-    for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64; w++)
-        f->free_bits[w] = n >= (w + 1) * 64 ? ~0ull : n > w * 64 ? (1ull << (n - w * 64)) - 1 : 0;
+    for (unsigned w = 0; w < words_of(b); w++)
+        f->free_bits[w] = n >= (w + 1) * 64 ? ~0ull : (1ull << n) - 1;
     s->carved_folios++;
     return f;
 }
@@ -249,6 +269,8 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     } else {
         return 0;
     }
+    if (words_of(b) == 1)
+        f->seen = f->released = 0;
     chunk_of(f)->used++;
     bin_used(s, b, 1);
     return f;
@@ -364,7 +386,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
         if (!f)
             break;
         char *data = folio_data(b, f);
-        for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64 && need && nclaims < MAX_CLAIMS; w++) {
+        unsigned words = words_of(b);
+        for (unsigned w = 0; w < words && need && nclaims < MAX_CLAIMS; w++) {
             uint64_t bits = f->free_bits[w], take = bits;
             if (!bits)
                 continue;
@@ -378,6 +401,10 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
                 n = need;
             }
             f->free_bits[w] &= ~take;
+            if (words == 1) {
+                f->seen &= ~take;
+                f->released &= ~take;
+            }
             f->nfree -= n;
             need -= n;
             claims[nclaims].base = data + (size_t)w * 64 * b->size;
@@ -495,17 +522,12 @@ static void mark_free(const struct pm_bin *b, const struct freeing *x, const cha
         pm_large_settle(x->p, call);
 }
 
-/* n objects of f were marked free: one move to the list of its new count
- * for the lot (a batch's objects mostly share folios).  1 if f's chunk
- * left the bin, described in *out.  Out of line: inlined, it takes
- * registers from pm_folio_free_list's loop over objects. */
-static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const struct pm_bin *b,
-                                                  struct pm_folio *f, unsigned n, uint32_t now,
-                                                  struct leaving *out)
+/* Puts f, on no list, on the list its free count names.  1 if f was the
+ * last folio in use of a chunk that then left the bin, described in
+ * *out. */
+static int file_folio(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f,
+                      uint32_t now, struct leaving *out)
 {
-    if (f->state == PARTIAL)
-        partial_remove(s, f);
-    f->nfree += n;
     if (f->nfree < 1u << b->folio_log) {
         partial_push(s, f);
         return 0;
@@ -517,6 +539,120 @@ static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const 
     struct pm_chunk_header *c = chunk_of(f);
     c->used--;
     return leave_bin(s, b, c, 0, out);
+}
+
+/* n objects of f were marked free: one move to the list of its new count
+ * for the lot (a batch's objects mostly share folios), unless f is being
+ * released.  1 if f's chunk left the bin, described in *out.  Out of
+ * line: inlined, it takes registers from pm_folio_free_list's loop over
+ * objects. */
+static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const struct pm_bin *b,
+                                                  struct pm_folio *f, unsigned n, uint32_t now,
+                                                  struct leaving *out)
+{
+    if (f->state == PARTIAL)
+        partial_remove(s, f);
+    f->nfree += n;
+    if (f->state == RELEASING)
+        return 0;
+    return file_folio(s, b, f, now, out);
+}
+
+/* A stretch of whole pages to give back. */
+struct pages {
+    char *start;
+    size_t len;
+};
+
+/* With the bin lock held: the whole pages inside each run of f's
+ * objects that are ready (free now and at the last look, or free now
+ * when force) and not all released, at most 32 runs as no two touch;
+ * returns how many, and notes the look in f's marks. */
+static unsigned ready_pages(const struct pm_bin *b, struct pm_folio *f, int force,
+                            struct pages out[32])
+{
+    uint64_t ready = f->free_word & (force ? ~0ull : f->seen), fresh = ready & ~f->released;
+    char *data = folio_data(b, f);
+    unsigned n = 0;
+    for (uint64_t m = ready; m;) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        uint64_t above = ~(m >> i);
+        unsigned len = above ? (unsigned)__builtin_ctzll(above) : 64 - i;
+        uint64_t run = (len == 64 ? ~0ull : (1ull << len) - 1) << i;
+        uintptr_t start = ((uintptr_t)data + (size_t)i * b->size + PM_PAGE - 1) & ~(uintptr_t)(PM_PAGE - 1);
+        uintptr_t end = ((uintptr_t)data + (size_t)(i + len) * b->size) & ~(uintptr_t)(PM_PAGE - 1);
+        if ((run & fresh) && end > start)
+            out[n++] = (struct pages){(char *)start, end - start};
+        m &= ~run;
+    }
+    f->released = ready;
+    f->seen = f->free_word;
+    return n;
+}
+
+/* Folios a visit looks at in a bin, from the emptiest on (unless force),
+ * and releases at one time. */
+#define RELEASE_LOOKS 64
+#define RELEASE_BATCH 8
+
+/* One visit to bin: up to RELEASE_BATCH of its partial folios give back
+ * their ready pages, off their lists (RELEASING) while the bin lock is
+ * dropped, so that no object in those pages is handed out meanwhile.
+ * Returns how many folios gave pages back. */
+static unsigned release_bin(unsigned bin, int force)
+{
+    const struct pm_bin *b = &pm_bins[bin];
+    struct pm_bin_state *s = &bins[bin];
+    struct pm_folio *batch[RELEASE_BATCH];
+    struct pages pages[RELEASE_BATCH][32];
+    unsigned runs[RELEASE_BATCH], n = 0, looks = 0;
+    pm_lock_take(bin_lock(bin));
+    for (unsigned k = (1u << b->folio_log) - 1; k && n < RELEASE_BATCH; k--) {
+        struct pm_folio *next;
+        for (struct pm_folio *f = partial_of(s)[k].first; f && n < RELEASE_BATCH; f = next) {
+            if (!force && looks++ == RELEASE_LOOKS)
+                goto looked;
+            next = f->next;
+            if ((runs[n] = ready_pages(b, f, force, pages[n]))) {
+                partial_remove(s, f);
+                f->state = RELEASING;
+                batch[n++] = f;
+            }
+        }
+    }
+looked:
+    pm_lock_drop(bin_lock(bin));
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned r = 0; r < runs[i]; r++)
+            pm_os_uncommit(pages[i][r].start, pages[i][r].len);
+    uint32_t now = pm_os_now_ms();
+    struct leaving left[RELEASE_BATCH];
+    unsigned nleft = 0;
+    pm_lock_take(bin_lock(bin));
+    for (unsigned i = 0; i < n; i++) {
+        batch[i]->state = TAKEN;
+        nleft += file_folio(s, b, batch[i], now, &left[nleft]);
+        pm_count(PM_EV_page_releases);
+    }
+    pm_lock_drop(bin_lock(bin));
+    for (unsigned i = 0; i < nleft; i++)
+        to_pool(&left[i]);
+    return n;
+}
+
+unsigned pm_folio_release_pages(int force)
+{
+    unsigned n = 0;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        const struct pm_bin *b = &pm_bins[bin];
+        if (words_of(b) > 1 || !b->folio_log || pm_folio_bytes(b) == PM_PAGE)
+            continue;
+        unsigned got;
+        do
+            n += got = release_bin(bin, force);
+        while (got && force);
+    }
+    return n;
 }
 
 void pm_folio_free_list(unsigned bin, void *head, const char *call)
@@ -566,12 +702,14 @@ static void check_folio(const struct pm_bin *b, unsigned bin, const struct pm_fo
 {
     const struct pm_chunk_header *c = chunk_of(f);
     unsigned objs = 1u << b->folio_log, bits = 0;
-    for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64; w++)
+    for (unsigned w = 0; w < words_of(b); w++)
         bits += (unsigned)__builtin_popcountll(f->free_bits[w]);
     if (f->state != state)
         check_failed(f, "folio state disagrees with its list");
     if (bits != f->nfree)
         check_failed(f, "free count disagrees with the bitmap");
+    if (objs <= 64 && ((f->seen & ~f->free_word) || (f->released & ~f->seen)))
+        check_failed(f, "release marks not within the free bits");
     if (state == PARTIAL ? !f->nfree || f->nfree >= objs : f->nfree != objs)
         check_failed(f, "free count wrong for the folio's list");
     uint32_t n = pm_folios_per_chunk(b), at = (uint32_t)(f - c->folios);

@@ -48,6 +48,15 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call);
  * Returns 1 if there was one. */
 int pm_folio_purge_one(uint32_t before, int force);
 
+/* Gives back the whole pages that lie inside runs of free objects in the
+ * folios holding objects, for bins whose folios of several pages hold at
+ * most 64 objects (the medium ones): pages of objects free since the call
+ * before and not handed out in between, or of every free object when
+ * force.  Without force, a call looks at a bin's 64 emptiest folios and
+ * has at most 8 of them give pages back, so that its work is bounded.
+ * Returns how many folios gave pages back. */
+unsigned pm_folio_release_pages(int force);
+
 /* Objects of bin not free in its folios (in use or cached), read without
  * the lock: a hint that may lag a concurrent change. */
 size_t pm_folio_out(unsigned bin);

@@ -4,7 +4,7 @@
 #include "footprint.h"
 #include "os.h"
 
-static uint32_t next_decay;
+static uint32_t next_decay, next_release;
 
 int pm_purge_pending(void)
 {
@@ -27,6 +27,10 @@ void pm_purge_settle(void)
         return;
     while (pm_pool_purge_one(now - PM_DECAY_MS, 0) || pm_folio_purge_one(now - PM_DECAY_MS, 0))
         ;
+    /* Pages inside folios in use go back once free from one release to
+     * the next, PM_DECAY_MS to twice that. */
+    if (pm_os_due(&next_release, now, PM_DECAY_MS))
+        pm_folio_release_pages(0);
 }
 
 int pm_purge_all(void)
@@ -35,6 +39,8 @@ int pm_purge_all(void)
     while (pm_folio_purge_one(0, 1))
         any = 1;
     while (pm_pool_purge_one(0, 1))
+        any = 1;
+    if (pm_folio_release_pages(1))
         any = 1;
     return any;
 }

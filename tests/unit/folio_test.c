@@ -1,7 +1,8 @@
 /* Folios: distinct aligned objects, fullest-fit choice, uncommit of empty
- * folios (on purge, after a second, or past the high-water mark), fresh
- * folios carved per CPU, bins' first folios at different cache sets, and
- * detection of double and interior frees. */
+ * folios (on purge, after a second, or past the high-water mark) and of
+ * free pages inside folios in use, fresh folios carved per CPU, bins'
+ * first folios at different cache sets, and detection of double and
+ * interior frees. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -156,6 +157,96 @@ static void free_interior(void *p)
     give(one, 1);
 }
 
+/* Whether any whole page between from and to is resident. */
+static int resident_between(const char *from, const char *to)
+{
+    uintptr_t a = ((uintptr_t)from + PM_PAGE - 1) & ~(uintptr_t)(PM_PAGE - 1);
+    uintptr_t z = (uintptr_t)to & ~(uintptr_t)(PM_PAGE - 1);
+    CHECK(z > a);
+    for (; a < z; a += PM_PAGE)
+        if (resident((void *)a, PM_PAGE))
+            return 1;
+    return 0;
+}
+
+static void fill(char *p, size_t size, int i)
+{
+    memset(p, i, size);
+}
+
+static int filled(const char *p, size_t size, int i)
+{
+    for (size_t k = 0; k < size; k++)
+        if (p[k] != (char)i)
+            return 0;
+    return 1;
+}
+
+/* Objects i..j-1 of objs back to the folios of bin mb, as one list. */
+static void give_run(unsigned mb, void **objs, unsigned i, unsigned j)
+{
+    for (unsigned k = i; k < j; k++)
+        pm_link_set(objs[k], k + 1 < j ? objs[k + 1] : 0);
+    pm_folio_free_list(mb, objs[i], "free");
+}
+
+/* Pages inside a folio in use go back once the objects on them have been
+ * free from one release to the next; pages of an object handed out in
+ * between stay, as do its contents and those of the objects in use; a
+ * forced release takes every free run at once. */
+static void check_release(void)
+{
+    unsigned mb = pm_bin_of_small(10000);
+    const struct pm_bin *m = &pm_bins[mb];
+    unsigned n = 1u << m->folio_log;
+    CHECK(n == 64 && m->size > 2 * PM_PAGE);
+    void *objs[64];
+    unsigned got;
+    void *head = pm_folio_alloc(mb, n, &got);
+    CHECK(got == n);
+    for (unsigned i = 0; i < n; i++, head = pm_link_next(head, "malloc"))
+        objs[i] = head;
+    for (unsigned i = 0; i < n; i++) {
+        CHECK((char *)objs[i] == (char *)objs[0] + (size_t)i * m->size);
+        fill(objs[i], m->size, (int)i);
+    }
+    /* In use: objects 0, 20 and 63. */
+    give_run(mb, objs, 1, 20);
+    give_run(mb, objs, 21, 63);
+    CHECK(pm_folio_release_pages(0) == 0);
+    CHECK(resident_between(objs[3], objs[20]));
+
+    /* Objects 1 and 2 go out again between the two looks. */
+    void *two = pm_folio_alloc(mb, 2, &got);
+    CHECK(got == 2 && two == objs[1] && pm_link_next(two, "malloc") == objs[2]);
+    fill(objs[1], m->size, 1);
+    fill(objs[2], m->size, 2);
+    CHECK(pm_folio_release_pages(0) == 1);
+    CHECK(!resident_between(objs[3], objs[20]));
+    CHECK(!resident_between(objs[21], objs[63]));
+    for (unsigned i = 0; i < n; i++)
+        if (i <= 2 || i == 20 || i == 63)
+            CHECK(filled(objs[i], m->size, (int)i));
+    pm_folio_check();
+    CHECK(pm_folio_release_pages(0) == 0);
+
+    give_run(mb, objs, 1, 3);
+    CHECK(resident_between(objs[1], objs[3]));
+    CHECK(pm_folio_release_pages(1) == 1);
+    CHECK(!resident_between(objs[1], objs[20]));
+    pm_folio_check();
+
+    /* Released objects come back whole, as zero pages. */
+    head = pm_folio_alloc(mb, n - 3, &got);
+    CHECK(got == n - 3);
+    for (void *next; head; head = next) {
+        next = pm_link_next(head, "malloc");
+        fill(head, m->size, 7);
+    }
+    CHECK(filled(objs[0], m->size, 0) && filled(objs[20], m->size, 20) && filled(objs[63], m->size, 63));
+    pm_folio_check();
+}
+
 int main(void)
 {
     cpu_set_t allowed;
@@ -253,6 +344,7 @@ int main(void)
     snprintf(middle, sizeof middle, "free(%p): double free", objs[3 * n]);
     check_fatal(free_cycle, &objs[3 * n], middle);
     check_fatal(free_interior, objs[3 * n + 1], "pointer inside an object");
+    check_release();
     printf("folio ok\n");
     return 0;
 }
