@@ -111,12 +111,23 @@ static unsigned words_of(const struct pm_bin *b)
     return b->folio_log > 6 ? 1u << (b->folio_log - 6) : 1;
 }
 
+/* Whether b's folios in use give back pages inside them: folios of
+ * several objects, at most 64, over several pages. */
+static int releases_pages(const struct pm_bin *b)
+{
+    return words_of(b) == 1 && b->folio_log && pm_folio_bytes(b) > PM_PAGE;
+}
+
+/* 1 while such folios may hold free objects whose pages have not gone
+ * back: set by frees into them, cleared by a release that leaves none. */
+static uint32_t release_wanted;
+
 static inline struct pm_chunk_header *chunk_of(const void *p)
 {
     return (struct pm_chunk_header *)((uintptr_t)p & ~(PM_CHUNK - 1));
 }
 
-static inline char *folio_data(const struct pm_bin *b, struct pm_folio *f)
+static inline char *folio_data(const struct pm_bin *b, const struct pm_folio *f)
 {
     struct pm_chunk_header *c = chunk_of(f);
     return (char *)c + PM_DATA_START + (size_t)(f - c->folios) * pm_folio_bytes(b);
@@ -131,6 +142,18 @@ static void push(struct list *l, struct pm_folio *f, enum folio_state state)
     else
         l->last = f;
     l->first = f;
+    f->state = state;
+}
+
+static void push_last(struct list *l, struct pm_folio *f, enum folio_state state)
+{
+    f->next = 0;
+    f->prev = l->last;
+    if (f->prev)
+        f->prev->next = f;
+    else
+        l->first = f;
+    l->last = f;
     f->state = state;
 }
 
@@ -165,9 +188,11 @@ static void dirty_unlink(struct pm_bin_state *s, struct pm_folio *f)
         __atomic_fetch_and(&dirty_bins, ~(1ull << (s - bins)), __ATOMIC_RELAXED);
 }
 
-static void partial_push(struct pm_bin_state *s, struct pm_folio *f)
+/* f joins the partial list of its free count, at its start or, when
+ * last, at its end. */
+static void partial_push(struct pm_bin_state *s, struct pm_folio *f, int last)
 {
-    push(&partial_of(s)[f->nfree], f, PARTIAL);
+    (last ? push_last : push)(&partial_of(s)[f->nfree], f, PARTIAL);
     s->nonempty[f->nfree / 64] |= 1ull << (f->nfree % 64);
 }
 
@@ -411,7 +436,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
             claims[nclaims++].mask = take;
         }
         if (f->nfree)
-            partial_push(s, f);
+            partial_push(s, f, 0);
     }
     __atomic_store_n(&s->taken, s->taken + (want - need), __ATOMIC_RELAXED);
     pm_lock_drop(bin_lock(bin));
@@ -522,14 +547,14 @@ static void mark_free(const struct pm_bin *b, const struct freeing *x, const cha
         pm_large_settle(x->p, call);
 }
 
-/* Puts f, on no list, on the list its free count names.  1 if f was the
- * last folio in use of a chunk that then left the bin, described in
- * *out. */
+/* Puts f, on no list, on the list its free count names (a partial one at
+ * its end when last).  1 if f was the last folio in use of a chunk that
+ * then left the bin, described in *out. */
 static int file_folio(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f,
-                      uint32_t now, struct leaving *out)
+                      uint32_t now, int last, struct leaving *out)
 {
     if (f->nfree < 1u << b->folio_log) {
-        partial_push(s, f);
+        partial_push(s, f, last);
         return 0;
     }
     f->empty_since = now;
@@ -555,26 +580,16 @@ static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const 
     f->nfree += n;
     if (f->state == RELEASING)
         return 0;
-    return file_folio(s, b, f, now, out);
+    return file_folio(s, b, f, now, 0, out);
 }
 
-/* A stretch of whole pages to give back. */
-struct pages {
-    char *start;
-    size_t len;
-};
-
-/* With the bin lock held: the whole pages inside each run of f's
- * objects that are ready (free now and at the last look, or free now
- * when force) and not all released, at most 32 runs as no two touch;
- * returns how many, and notes the look in f's marks. */
-static unsigned ready_pages(const struct pm_bin *b, struct pm_folio *f, int force,
-                            struct pages out[32])
+/* Gives back the whole pages inside each run of objects of f, a folio
+ * off its lists, that its released mark holds, where the run holds an
+ * object of `fresh`: runs of older marks went back before. */
+static void give_back_runs(const struct pm_bin *b, const struct pm_folio *f, uint64_t fresh)
 {
-    uint64_t ready = f->free_word & (force ? ~0ull : f->seen), fresh = ready & ~f->released;
     char *data = folio_data(b, f);
-    unsigned n = 0;
-    for (uint64_t m = ready; m;) {
+    for (uint64_t m = f->released; m;) {
         unsigned i = (unsigned)__builtin_ctzll(m);
         uint64_t above = ~(m >> i);
         unsigned len = above ? (unsigned)__builtin_ctzll(above) : 64 - i;
@@ -582,56 +597,62 @@ static unsigned ready_pages(const struct pm_bin *b, struct pm_folio *f, int forc
         uintptr_t start = ((uintptr_t)data + (size_t)i * b->size + PM_PAGE - 1) & ~(uintptr_t)(PM_PAGE - 1);
         uintptr_t end = ((uintptr_t)data + (size_t)(i + len) * b->size) & ~(uintptr_t)(PM_PAGE - 1);
         if ((run & fresh) && end > start)
-            out[n++] = (struct pages){(char *)start, end - start};
+            pm_os_uncommit((void *)start, end - start);
         m &= ~run;
     }
-    f->released = ready;
-    f->seen = f->free_word;
-    return n;
 }
 
-/* Folios a visit looks at in a bin, from the emptiest on (unless force),
- * and releases at one time. */
-#define RELEASE_LOOKS 64
-#define RELEASE_BATCH 8
+/* Folios one visit to a bin looks at, from the emptiest list on. */
+#define RELEASE_LOOKS 128
 
-/* One visit to bin: up to RELEASE_BATCH of its partial folios give back
- * their ready pages, off their lists (RELEASING) while the bin lock is
- * dropped, so that no object in those pages is handed out meanwhile.
- * Returns how many folios gave pages back. */
-static unsigned release_bin(unsigned bin, int force)
+/* One visit to bin: each folio looked at marks its objects ready that
+ * are free now and were at the look before (or free now, when force) as
+ * released, and those free now as seen.  A folio with ready objects not
+ * released before leaves its lists (RELEASING) while the bin lock is
+ * dropped and their pages go back, so that nothing on them is handed out
+ * meanwhile; every folio looked at ends at the end of its list, so that
+ * the next visit looks at others first and each folio is looked at once
+ * a visit.  Returns how many folios gave pages back. */
+static unsigned release_bin(unsigned bin, int force, int *more)
 {
     const struct pm_bin *b = &pm_bins[bin];
     struct pm_bin_state *s = &bins[bin];
-    struct pm_folio *batch[RELEASE_BATCH];
-    struct pages pages[RELEASE_BATCH][32];
-    unsigned runs[RELEASE_BATCH], n = 0, looks = 0;
+    struct pm_folio *batch[RELEASE_LOOKS];
+    uint64_t fresh[RELEASE_LOOKS];
+    unsigned n = 0, looks = 0;
     pm_lock_take(bin_lock(bin));
-    for (unsigned k = (1u << b->folio_log) - 1; k && n < RELEASE_BATCH; k--) {
-        struct pm_folio *next;
-        for (struct pm_folio *f = partial_of(s)[k].first; f && n < RELEASE_BATCH; f = next) {
-            if (!force && looks++ == RELEASE_LOOKS)
-                goto looked;
+    for (unsigned k = (1u << b->folio_log) - 1; k && looks < RELEASE_LOOKS; k--) {
+        struct pm_folio *next, *moved = 0;
+        for (struct pm_folio *f = partial_of(s)[k].first; f && f != moved && looks < RELEASE_LOOKS;
+             f = next) {
             next = f->next;
-            if ((runs[n] = ready_pages(b, f, force, pages[n]))) {
-                partial_remove(s, f);
+            looks++;
+            uint64_t ready = f->free_word & (force ? ~0ull : f->seen);
+            fresh[n] = ready & ~f->released;
+            f->released = ready;
+            f->seen = f->free_word;
+            *more |= (f->free_word & ~ready) != 0;
+            partial_remove(s, f);
+            if (fresh[n]) {
                 f->state = RELEASING;
                 batch[n++] = f;
+            } else {
+                partial_push(s, f, 1);
+                moved = moved ? moved : f;
             }
         }
     }
-looked:
+    *more |= looks == RELEASE_LOOKS;
     pm_lock_drop(bin_lock(bin));
     for (unsigned i = 0; i < n; i++)
-        for (unsigned r = 0; r < runs[i]; r++)
-            pm_os_uncommit(pages[i][r].start, pages[i][r].len);
+        give_back_runs(b, batch[i], fresh[i]);
     uint32_t now = pm_os_now_ms();
-    struct leaving left[RELEASE_BATCH];
+    struct leaving left[RELEASE_LOOKS];
     unsigned nleft = 0;
     pm_lock_take(bin_lock(bin));
     for (unsigned i = 0; i < n; i++) {
         batch[i]->state = TAKEN;
-        nleft += file_folio(s, b, batch[i], now, &left[nleft]);
+        nleft += file_folio(s, b, batch[i], now, 1, &left[nleft]);
         pm_count(PM_EV_page_releases);
     }
     pm_lock_drop(bin_lock(bin));
@@ -643,16 +664,24 @@ looked:
 unsigned pm_folio_release_pages(int force)
 {
     unsigned n = 0;
+    int more = 0;
+    __atomic_store_n(&release_wanted, 0, __ATOMIC_RELAXED);
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-        const struct pm_bin *b = &pm_bins[bin];
-        if (words_of(b) > 1 || !b->folio_log || pm_folio_bytes(b) == PM_PAGE)
+        if (!releases_pages(&pm_bins[bin]))
             continue;
         unsigned got;
         do
-            n += got = release_bin(bin, force);
+            n += got = release_bin(bin, force, &more);
         while (got && force);
     }
+    if (more)
+        __atomic_store_n(&release_wanted, 1, __ATOMIC_RELAXED);
     return n;
+}
+
+int pm_folio_release_wanted(void)
+{
+    return __atomic_load_n(&release_wanted, __ATOMIC_RELAXED);
 }
 
 void pm_folio_free_list(unsigned bin, void *head, const char *call)
@@ -688,6 +717,8 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
         for (unsigned i = 0; i < nleft; i++)
             to_pool(&left[i]);
     }
+    if (releases_pages(b) && !__atomic_load_n(&release_wanted, __ATOMIC_RELAXED))
+        __atomic_store_n(&release_wanted, 1, __ATOMIC_RELAXED);
     pm_fp_want_settle();
 }
 

@@ -52,10 +52,15 @@ int pm_folio_purge_one(uint32_t before, int force);
  * folios holding objects, for bins whose folios of several pages hold at
  * most 64 objects (the medium ones): pages of objects free since the call
  * before and not handed out in between, or of every free object when
- * force.  Without force, a call looks at a bin's 64 emptiest folios and
- * has at most 8 of them give pages back, so that its work is bounded.
- * Returns how many folios gave pages back. */
+ * force.  A call looks at up to 128 folios a bin, the emptiest first,
+ * and puts each at the end of its list, so that its work is bounded and
+ * calls in turn reach every folio.  Returns how many folios gave pages
+ * back. */
 unsigned pm_folio_release_pages(int force);
+
+/* Whether a release may still give pages back: free objects lie in such
+ * folios whose pages have not gone back. */
+int pm_folio_release_wanted(void);
 
 /* Objects of bin not free in its folios (in use or cached), read without
  * the lock: a hint that may lag a concurrent change. */

@@ -10,7 +10,7 @@ int pm_purge_pending(void)
 {
     size_t dirty, peak;
     pm_fp_read(&dirty, &peak);
-    return dirty != 0;
+    return dirty != 0 || pm_folio_release_wanted();
 }
 
 void pm_purge_settle(void)

@@ -14,7 +14,8 @@
 
 void pm_purge_settle(void);
 
-/* Whether dirty or pooled memory waits to be given back. */
+/* Whether dirty or pooled memory, or free pages inside folios in use,
+ * wait to be given back. */
 int pm_purge_pending(void);
 
 /* Gives back all dirty and pooled memory now; returns 1 if there was

@@ -1,4 +1,4 @@
-/* Usage: quiet_purge on|off|busy
+/* Usage: quiet_purge on|off|busy|sparse
  * A burst of 512 MiB (small, large and huge objects) is written, freed,
  * and followed by no allocation at all, or by work of another size only.
  *  on:   run with PRIMALLOC_PURGE_THREAD=1; the resident set must fall to
@@ -11,7 +11,12 @@
  *        through the caches, follow the burst, and the resident set must
  *        fall as for `on` within four decay times: the burst's sizes,
  *        cached or free, go back though the program never calls for
- *        them again. */
+ *        them again.
+ *  sparse: run with PRIMALLOC_PURGE_THREAD=1; of SPARSE_BYTES of medium
+ *        objects, every SPARSE_KEPT-th stays in use, so that no folio
+ *        empties; the resident set must fall to within SPARSE_SLACK of
+ *        where it started within four decay times, as the pages between
+ *        the objects kept go back. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,9 +120,45 @@ static void caches_empty(size_t after_burst, int ms)
     CHECK(now == 0);
 }
 
+#define SPARSE_SIZE 10000
+#define SPARSE_BYTES (32 * MiB)
+#define SPARSE_KEPT 16
+#define SPARSE_SLACK (12 * MiB)
+
+static void sparse(void)
+{
+    enum { N = SPARSE_BYTES / SPARSE_SIZE };
+    static char *objs[N];
+    size_t before = rss_bytes();
+    for (int i = 0; i < N; i++) {
+        CHECK((objs[i] = malloc(SPARSE_SIZE)));
+        memset(objs[i], i, SPARSE_SIZE);
+    }
+    for (int i = 0; i < N; i++)
+        if (i % SPARSE_KEPT)
+            free(objs[i]);
+    size_t after = rss_bytes(), now = after;
+    CHECK(after > before + SPARSE_BYTES / 2);
+    for (int waited = 0; waited < 4 * PM_DECAY_MS && now > before + SPARSE_SLACK; waited += 50) {
+        usleep(50 * 1000);
+        now = rss_bytes();
+    }
+    printf("quiet_purge sparse: resident %zu MiB before, %zu with the objects, %zu now\n",
+           before / MiB, after / MiB, now / MiB);
+    CHECK(now <= before + SPARSE_SLACK);
+    for (int i = 0; i < N; i += SPARSE_KEPT)
+        for (int k = 0; k < SPARSE_SIZE; k++)
+            CHECK(objs[i][k] == (char)i);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 2);
+    if (!strcmp(argv[1], "sparse")) {
+        CHECK(getenv(PM_PURGE_THREAD_ENV));
+        sparse();
+        return 0;
+    }
     int on = !strcmp(argv[1], "on"), busy = !strcmp(argv[1], "busy");
     CHECK(on == !!getenv(PM_PURGE_THREAD_ENV));
     work_round();
