@@ -27,8 +27,8 @@ void pm_purge_settle(void)
         return;
     while (pm_pool_purge_one(now - PM_DECAY_MS, 0) || pm_folio_purge_one(now - PM_DECAY_MS, 0))
         ;
-    /* Pages inside folios in use go back once free from one release to
-     * the next, PM_DECAY_MS to twice that. */
+    /* Pages inside folios in use go back once free from one release
+     * visit to the next, PM_DECAY_MS or more apart. */
     if (pm_os_due(&next_release, now, PM_DECAY_MS))
         pm_folio_release_pages(0);
 }
