@@ -236,7 +236,8 @@ static void check_release(void)
     CHECK(!resident_between(objs[1], objs[20]));
     pm_folio_check();
 
-    /* Released objects come back whole, as zero pages. */
+    /* Objects on released pages are handed out and written again; the
+     * objects in use keep their contents. */
     head = pm_folio_alloc(mb, n - 3, &got);
     CHECK(got == n - 3);
     for (void *next; head; head = next) {
