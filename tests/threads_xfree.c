@@ -2,12 +2,23 @@
  * through a shared exchange of slots, so that most objects are checked,
  * resized or freed by a thread other than the one that allocated them.
  * Every object is checked byte for byte before it is freed, and every
- * object allocated is freed exactly once.
+ * object allocated is freed exactly once.  The first thread trims every
+ * TRIM_EVERY operations, so that pages inside folios go back while the
+ * others allocate from and free into them.
  * Usage: threads_xfree [threads] [operations per thread] */
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include "api.h"
 #include "check.h"
 #include "objects.h"
+
+#define TRIM_EVERY 256
+#ifdef TEST_PM_API
+#define TRIM() pm_trim()
+#else
+#define TRIM() malloc_trim(0)
+#endif
 
 #define SLOTS 1024
 
@@ -21,6 +32,8 @@ static void *worker(void *arg)
     /* A few objects a thread keeps for itself, to mix local frees in. */
     void *own[8] = {0};
     for (long i = 0; i < ops_per_thread; i++) {
+        if ((uintptr_t)arg == 1 && i % TRIM_EVERY == TRIM_EVERY - 1)
+            TRIM();
         void *p = obj_new(&rng, obj_mixed_size(&rng));
         atomic_fetch_add(&allocated, 1);
         unsigned r = (unsigned)(rng_next(&rng) % 8);
