@@ -77,6 +77,8 @@ struct pm_bin_state {
     size_t chunks;
     size_t used_folios; /* folios holding objects */
     size_t dirty_bytes; /* this bin's share of the footprint's dirty bytes */
+    unsigned release_list; /* the partial list the next release visit
+                              starts at (0: the emptiest) */
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
@@ -602,7 +604,7 @@ static void give_back_runs(const struct pm_bin *b, const struct pm_folio *f, uin
     }
 }
 
-/* Folios one visit to a bin looks at, from the emptiest list on. */
+/* Folios one visit to a bin looks at. */
 #define RELEASE_LOOKS 128
 
 /* One visit to bin: each folio looked at marks its objects ready that
@@ -610,9 +612,11 @@ static void give_back_runs(const struct pm_bin *b, const struct pm_folio *f, uin
  * released, and those free now as seen.  A folio with ready objects not
  * released before leaves its lists (RELEASING) while the bin lock is
  * dropped and their pages go back, so that nothing on them is handed out
- * meanwhile; every folio looked at ends at the end of its list, so that
- * the next visit looks at others first and each folio is looked at once
- * a visit.  Returns how many folios gave pages back. */
+ * meanwhile.  The visit goes from emptier lists to fuller ones, from
+ * the list after the one where the visit before ran out of looks, and
+ * every folio looked at ends at the end of its list, so that visits in
+ * turn reach every folio and each is looked at once a visit.  Returns
+ * how many folios gave pages back. */
 static unsigned release_bin(unsigned bin, int force, int *more)
 {
     const struct pm_bin *b = &pm_bins[bin];
@@ -621,7 +625,8 @@ static unsigned release_bin(unsigned bin, int force, int *more)
     uint64_t fresh[RELEASE_LOOKS];
     unsigned n = 0, looks = 0;
     pm_lock_take(bin_lock(bin));
-    for (unsigned k = (1u << b->folio_log) - 1; k && looks < RELEASE_LOOKS; k--) {
+    unsigned top = (1u << b->folio_log) - 1, k = s->release_list ? s->release_list : top;
+    for (unsigned lists = top; lists; lists--, k = k > 1 ? k - 1 : top) {
         struct pm_folio *next, *moved = 0;
         for (struct pm_folio *f = partial_of(s)[k].first; f && f != moved && looks < RELEASE_LOOKS;
              f = next) {
@@ -641,7 +646,12 @@ static unsigned release_bin(unsigned bin, int force, int *more)
                 moved = moved ? moved : f;
             }
         }
+        if (looks == RELEASE_LOOKS) {
+            k = k > 1 ? k - 1 : top;
+            break;
+        }
     }
+    s->release_list = k;
     *more |= looks == RELEASE_LOOKS;
     pm_lock_drop(bin_lock(bin));
     for (unsigned i = 0; i < n; i++)

@@ -52,10 +52,10 @@ int pm_folio_purge_one(uint32_t before, int force);
  * folios holding objects, for bins whose folios of several pages hold at
  * most 64 objects (the medium ones): pages of objects free since the call
  * before and not handed out in between, or of every free object when
- * force.  A call looks at up to 128 folios a bin, the emptiest first,
- * and puts each at the end of its list, so that its work is bounded and
- * calls in turn reach every folio.  Returns how many folios gave pages
- * back. */
+ * force.  A call looks at up to 128 folios a bin, from emptier to
+ * fuller ones, starting where the call before stopped, and puts each at
+ * the end of its list, so that its work is bounded and calls in turn
+ * reach every folio.  Returns how many folios gave pages back. */
 unsigned pm_folio_release_pages(int force);
 
 /* Whether a release may still give pages back: free objects lie in such

@@ -248,6 +248,39 @@ static void check_release(void)
     pm_folio_check();
 }
 
+/* A folio of a fuller list is reached while an emptier one holds more
+ * folios than a visit looks at: SPREAD folios of 320-byte objects keep
+ * one object each, one more keeps 24. */
+#define SPREAD 130
+static void check_release_reach(void)
+{
+    unsigned sb = pm_bin_of_small(320);
+    const struct pm_bin *m = &pm_bins[sb];
+    unsigned n = 1u << m->folio_log;
+    CHECK(n == 64 && pm_folio_bytes(m) > 2 * PM_PAGE);
+    static void *objs[SPREAD + 1][64];
+    for (unsigned f = 0; f <= SPREAD; f++) {
+        unsigned got;
+        void *head = pm_folio_alloc(sb, n, &got);
+        CHECK(got == n);
+        for (unsigned i = 0; i < n; i++, head = pm_link_next(head, "malloc")) {
+            objs[f][i] = head;
+            CHECK((char *)head == (char *)objs[f][0] + (size_t)i * m->size);
+        }
+        memset(objs[f][0], 1, pm_folio_bytes(m));
+    }
+    for (unsigned f = 0; f < SPREAD; f++)
+        give_run(sb, objs[f], 1, n);
+    give_run(sb, objs[SPREAD], 1, 41);
+    CHECK(resident_between(objs[SPREAD][1], objs[SPREAD][41]));
+    for (int visit = 0; visit < 4; visit++)
+        pm_folio_release_pages(0);
+    CHECK(!resident_between(objs[SPREAD][1], objs[SPREAD][41]));
+    for (unsigned f = 0; f < SPREAD; f++)
+        CHECK(!resident_between(objs[f][1], (char *)objs[f][0] + pm_folio_bytes(m)));
+    pm_folio_check();
+}
+
 int main(void)
 {
     cpu_set_t allowed;
@@ -346,6 +379,7 @@ int main(void)
     check_fatal(free_cycle, &objs[3 * n], middle);
     check_fatal(free_interior, objs[3 * n + 1], "pointer inside an object");
     check_release();
+    check_release_reach();
     printf("folio ok\n");
     return 0;
 }
