@@ -626,7 +626,7 @@ static unsigned release_bin(unsigned bin, int force, int *more)
     unsigned n = 0, looks = 0;
     pm_lock_take(bin_lock(bin));
     unsigned top = (1u << b->folio_log) - 1, k = s->release_list ? s->release_list : top;
-    for (unsigned lists = top; lists; lists--, k = k > 1 ? k - 1 : top) {
+    for (unsigned lists = top; lists && looks < RELEASE_LOOKS; lists--, k = k > 1 ? k - 1 : top) {
         struct pm_folio *next, *moved = 0;
         for (struct pm_folio *f = partial_of(s)[k].first; f && f != moved && looks < RELEASE_LOOKS;
              f = next) {
@@ -645,10 +645,6 @@ static unsigned release_bin(unsigned bin, int force, int *more)
                 partial_push(s, f, 1);
                 moved = moved ? moved : f;
             }
-        }
-        if (looks == RELEASE_LOOKS) {
-            k = k > 1 ? k - 1 : top;
-            break;
         }
     }
     s->release_list = k;
