@@ -78,14 +78,14 @@ static void work_round(void)
 }
 
 /* Polls the resident set every 50 ms, for up to `ms`, until it is within
- * QUIET_SLACK of `before`, doing a round of work before each poll when
+ * `slack` of `before`, doing a round of work before each poll when
  * `working`; then checks that it is, and that the process has `threads`
  * threads. */
-static void falls_back(const char *mode, size_t before, size_t after_burst, int ms, int working,
-                       long threads)
+static void falls_back(const char *mode, size_t before, size_t after_burst, size_t slack, int ms,
+                       int working, long threads)
 {
     size_t now = after_burst;
-    for (int waited = 0; waited < ms && now > before + QUIET_SLACK; waited += 50) {
+    for (int waited = 0; waited < ms && now > before + slack; waited += 50) {
         usleep(50 * 1000);
         if (working)
             work_round();
@@ -93,7 +93,7 @@ static void falls_back(const char *mode, size_t before, size_t after_burst, int 
     }
     printf("quiet_purge %s: resident %zu MiB before, %zu after the burst, %zu now\n", mode,
            before / MiB, after_burst / MiB, now / MiB);
-    CHECK(now <= before + QUIET_SLACK);
+    CHECK(now <= before + slack);
     CHECK(threads_now() == threads);
 }
 
@@ -137,15 +137,9 @@ static void sparse(void)
     for (int i = 0; i < N; i++)
         if (i % SPARSE_KEPT)
             free(objs[i]);
-    size_t after = rss_bytes(), now = after;
+    size_t after = rss_bytes();
     CHECK(after > before + SPARSE_BYTES / 2);
-    for (int waited = 0; waited < 4 * PM_DECAY_MS && now > before + SPARSE_SLACK; waited += 50) {
-        usleep(50 * 1000);
-        now = rss_bytes();
-    }
-    printf("quiet_purge sparse: resident %zu MiB before, %zu with the objects, %zu now\n",
-           before / MiB, after / MiB, now / MiB);
-    CHECK(now <= before + SPARSE_SLACK);
+    falls_back("sparse", before, after, SPARSE_SLACK, 4 * PM_DECAY_MS, 0, 2);
     for (int i = 0; i < N; i += SPARSE_KEPT)
         for (int k = 0; k < SPARSE_SIZE; k++)
             CHECK(objs[i][k] == (char)i);
@@ -167,9 +161,9 @@ int main(int argc, char **argv)
     size_t after_burst = rss_bytes(), cached = cached_by_levels();
     CHECK(after_burst > before + 256 * MiB);
     if (busy) {
-        falls_back("busy", before, after_burst, 4 * PM_DECAY_MS, 1, 1);
+        falls_back("busy", before, after_burst, QUIET_SLACK, 4 * PM_DECAY_MS, 1, 1);
     } else if (on) {
-        falls_back("on", before, after_burst, 2 * PM_DECAY_MS, 0, 2);
+        falls_back("on", before, after_burst, QUIET_SLACK, 2 * PM_DECAY_MS, 0, 2);
         caches_empty(cached, 2 * PM_DECAY_MS);
     } else {
         usleep(2 * PM_DECAY_MS * 1000);
