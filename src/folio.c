@@ -33,7 +33,7 @@ _Static_assert(sizeof(struct pm_folio) <= PM_FOLIO_RECORD, "folio record too big
 
 enum folio_state {
     TAKEN,   /* on no list: full, or being worked on outside the lock */
-    PARTIAL, /* on its bin's partial list nfree */
+    PARTIAL, /* on its bin's partial list for nfree (list_index) */
     DIRTY,   /* empty, still committed, on the dirty list */
     CLEAN,   /* empty and uncommitted, on the clean list */
     RELEASING, /* on no list while pages inside it go back: frees count
@@ -66,7 +66,7 @@ struct list {
  * allocation under the lock reads and most frees write.  The partial
  * lists live apart (partial_of). */
 struct pm_bin_state {
-    uint64_t nonempty[PM_MAX_FOLIO_OBJS / 64]; /* bit k: partial list k has a folio */
+    uint64_t nonempty;                         /* bit k: partial list k has a folio */
     size_t carved_folios;
     size_t taken;                              /* objects not free in their folios,
                                                   written under the lock and read
@@ -83,17 +83,30 @@ struct pm_bin_state {
 
 static struct pm_bin_state bins[PM_NBINS];
 
-/* Each bin's partial folios, by free count: list k holds the folios with k
- * free objects, 1 <= k < objects per folio.  The lists of all bins lie
- * packed, each bin's as many as its folios can use (generated), so that a
- * bin of few objects per folio takes a line or two and a program that uses
- * a few bins touches a few pages of them. */
+/* Each bin's partial folios, by free count: list_index(b, k) holds the
+ * folios with k free objects, 1 <= k < objects per folio.  The lists of
+ * all bins lie packed, each bin's as many as its folios can use
+ * (generated), so that a bin of few objects per folio takes a line or
+ * two and a program that uses a few bins touches a few pages of them. */
 static const uint16_t partial_at[PM_NBINS] = PM_PARTIAL_AT_INIT;
 static struct list partial_lists[PM_PARTIAL_LISTS] __attribute__((aligned(64)));
 
 static struct list *partial_of(const struct pm_bin_state *s)
 {
     return &partial_lists[partial_at[s - bins]];
+}
+
+/* log2 of PM_MAX_PARTIAL_LISTS: one bit of nonempty a list. */
+#define LISTS_LOG 6
+_Static_assert(1 << LISTS_LOG == PM_MAX_PARTIAL_LISTS, "one nonempty bit a list");
+
+/* The partial list of bin b for folios of nfree free objects: nfree itself
+ * where a folio holds at most PM_MAX_PARTIAL_LISTS objects, else nfree's
+ * range of counts, so allocation takes a folio at most a range's width
+ * emptier than the fullest. */
+static unsigned list_index(const struct pm_bin *b, unsigned nfree)
+{
+    return nfree >> (b->folio_log > LISTS_LOG ? b->folio_log - LISTS_LOG : 0);
 }
 
 /* The bins' locks lie together, one a line, apart from the states they
@@ -192,19 +205,20 @@ static void dirty_unlink(struct pm_bin_state *s, struct pm_folio *f)
 
 /* f joins the partial list of its free count, at its start or, when
  * last, at its end. */
-static void partial_push(struct pm_bin_state *s, struct pm_folio *f, int last)
+static void partial_push(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f, int last)
 {
-    (last ? push_last : push)(&partial_of(s)[f->nfree], f, PARTIAL);
-    s->nonempty[f->nfree / 64] |= 1ull << (f->nfree % 64);
+    unsigned k = list_index(b, f->nfree);
+    (last ? push_last : push)(&partial_of(s)[k], f, PARTIAL);
+    s->nonempty |= 1ull << k;
 }
 
-static void partial_remove(struct pm_bin_state *s, struct pm_folio *f)
+static void partial_remove(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f)
 {
-    unsigned k = f->nfree;
+    unsigned k = list_index(b, f->nfree);
     struct list *l = &partial_of(s)[k];
     unlink_from(l, f);
     if (!l->first)
-        s->nonempty[k / 64] &= ~(1ull << (k % 64));
+        s->nonempty &= ~(1ull << k);
 }
 
 /* Dirty bytes of s changed: the bin's count and the footprint's move
@@ -272,19 +286,20 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
     return f;
 }
 
-/* The folio to allocate from: the fullest partial one (fewest free, first
- * set bit), else an empty one (committed first), else a new one.  *grew
- * says whether committed memory may grow. */
+/* The folio to allocate from: the fullest partial one (first set bit:
+ * fewest free, to within list_index's range), else an empty one
+ * (committed first), else a new one.  *grew says whether committed
+ * memory may grow. */
 static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin,
                                    int *grew)
 {
-    for (unsigned w = 0; w < PM_MAX_FOLIO_OBJS / 64; w++)
-        if (s->nonempty[w]) {
-            struct pm_folio *f = partial_of(s)[w * 64 + __builtin_ctzll(s->nonempty[w])].first;
-            partial_remove(s, f);
-            return f;
-        }
-    struct pm_folio *f = s->dirty.first;
+    struct pm_folio *f;
+    if (s->nonempty) {
+        f = partial_of(s)[__builtin_ctzll(s->nonempty)].first;
+        partial_remove(s, b, f);
+        return f;
+    }
+    f = s->dirty.first;
     if (f) {
         dirty_unlink(s, f);
         bin_dirty(s, -(long)pm_folio_bytes(b));
@@ -438,7 +453,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
             claims[nclaims++].mask = take;
         }
         if (f->nfree)
-            partial_push(s, f, 0);
+            partial_push(s, b, f, 0);
     }
     __atomic_store_n(&s->taken, s->taken + (want - need), __ATOMIC_RELAXED);
     pm_lock_drop(bin_lock(bin));
@@ -556,7 +571,7 @@ static int file_folio(struct pm_bin_state *s, const struct pm_bin *b, struct pm_
                       uint32_t now, int last, struct leaving *out)
 {
     if (f->nfree < 1u << b->folio_log) {
-        partial_push(s, f, last);
+        partial_push(s, b, f, last);
         return 0;
     }
     f->empty_since = now;
@@ -578,7 +593,7 @@ static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const 
                                                   struct leaving *out)
 {
     if (f->state == PARTIAL)
-        partial_remove(s, f);
+        partial_remove(s, b, f);
     f->nfree += n;
     if (f->state == RELEASING)
         return 0;
@@ -625,6 +640,11 @@ static unsigned release_bin(unsigned bin, int force, int *more)
     uint64_t fresh[RELEASE_LOOKS];
     unsigned n = 0, looks = 0;
     pm_lock_take(bin_lock(bin));
+    if (!s->nonempty) {
+        /* Nothing to look at; the state of a bin never used stays unwritten. */
+        pm_lock_drop(bin_lock(bin));
+        return 0;
+    }
     unsigned top = (1u << b->folio_log) - 1, k = s->release_list ? s->release_list : top;
     for (unsigned lists = top; lists && looks < RELEASE_LOOKS; lists--, k = k > 1 ? k - 1 : top) {
         struct pm_folio *next, *moved = 0;
@@ -637,12 +657,12 @@ static unsigned release_bin(unsigned bin, int force, int *more)
             f->released = ready;
             f->seen = f->free_word;
             *more |= (f->free_word & ~ready) != 0;
-            partial_remove(s, f);
+            partial_remove(s, b, f);
             if (fresh[n]) {
                 f->state = RELEASING;
                 batch[n++] = f;
             } else {
-                partial_push(s, f, 1);
+                partial_push(s, b, f, 1);
                 moved = moved ? moved : f;
             }
         }
@@ -756,16 +776,19 @@ static void check_folio(const struct pm_bin *b, unsigned bin, const struct pm_fo
         check_failed(c, "chunk counts more folios in use than carved");
 }
 
-/* A list of bin's folios in `state`; returns its length. */
+/* A list of bin's folios in `state`; returns the free objects on it. */
 static size_t check_list(const struct pm_bin *b, unsigned bin, const struct list *l,
                          enum folio_state state)
 {
     size_t n = 0;
     const struct pm_folio *prev = 0;
-    for (const struct pm_folio *f = l->first; f; prev = f, f = f->next, n++) {
+    for (const struct pm_folio *f = l->first; f; prev = f, f = f->next) {
         if (f->prev != prev)
             check_failed(f, "list links broken");
         check_folio(b, bin, f, state);
+        if (state == PARTIAL && l != &partial_of(&bins[bin])[list_index(b, f->nfree)])
+            check_failed(f, "folio on the list of another free count");
+        n += f->nfree;
     }
     if (l->last != prev)
         check_failed(l, "list end wrong");
@@ -782,25 +805,22 @@ void pm_folio_check(void)
         size_t free_objs = 0;
         struct list *partial = partial_of(s);
         unsigned lists = (bin + 1 < PM_NBINS ? partial_at[bin + 1] : PM_PARTIAL_LISTS) - partial_at[bin];
-        if (lists < objs)
-            check_failed(partial, "fewer partial lists than objects in a folio");
-        for (unsigned k = 0; k < PM_MAX_FOLIO_OBJS; k++) {
-            int bit = s->nonempty[k / 64] >> (k % 64) & 1;
-            if (bit && (!k || k >= objs))
-                check_failed(s, "a partial list marked for a free count no folio has");
-            if (k >= objs)
-                continue;
+        /* The lists a partial folio's count (1 to objs - 1) may name. */
+        unsigned low = list_index(b, 1), high = list_index(b, objs - 1);
+        if (lists <= high || (lists < PM_MAX_PARTIAL_LISTS && s->nonempty >> lists))
+            check_failed(partial, "fewer partial lists than free counts name");
+        for (unsigned k = 0; k < lists; k++) {
+            int bit = s->nonempty >> k & 1;
+            if ((bit || partial[k].first) && (k < low || k > high))
+                check_failed(&partial[k], "a partial list in use that no free count names");
             if (bit != !!partial[k].first)
                 check_failed(&partial[k], "non-empty bit disagrees with its list");
-            free_objs += k * check_list(b, bin, &partial[k], PARTIAL);
+            free_objs += check_list(b, bin, &partial[k], PARTIAL);
         }
-        for (unsigned k = objs; k < lists; k++)
-            if (partial[k].first)
-                check_failed(&partial[k], "a folio on a partial list past its bin's");
         size_t dirty = check_list(b, bin, &s->dirty, DIRTY);
         if (dirty && !(__atomic_load_n(&dirty_bins, __ATOMIC_RELAXED) >> bin & 1))
             check_failed(s, "dirty folios in a bin not marked dirty");
-        free_objs += (dirty + check_list(b, bin, &s->clean, CLEAN)) * objs;
+        free_objs += dirty + check_list(b, bin, &s->clean, CLEAN);
         for (unsigned l = 0; l < PM_CARVE_LANES; l++)
             if (s->wild[l] && (!s->wild[l]->wild || s->wild[l]->carved > pm_folios_per_chunk(b)))
                 check_failed(s->wild[l], "wild chunk not marked or over-carved");

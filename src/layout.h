@@ -22,6 +22,11 @@
 /* A folio's free bitmap has this many bits. */
 #define PM_MAX_FOLIO_OBJS 256
 
+/* A bin has at most this many partial folio lists, one per free count
+ * where its folios hold at most this many objects, else one per range of
+ * counts (a power of two wide): fullest-fit within that range. */
+#define PM_MAX_PARTIAL_LISTS 64
+
 /* Cache sizing (section 8): a thread list holds about
  * PM_THREAD_LIST_BYTES of objects, and at least PM_THREAD_LIST_OBJS of a
  * small or medium bin; a CPU list about PM_CPU_LIST_BYTES; a CPU holds at

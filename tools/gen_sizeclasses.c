@@ -270,12 +270,14 @@ int main(int argc, char **argv)
                 (unsigned long long)b->limit);
     }
     /* A bin's partial folio lists, one per free count below its objects
-     * per folio, start on a cache line of their own (four lists). */
+     * per folio up to PM_MAX_PARTIAL_LISTS, start on a cache line of
+     * their own (four lists). */
     fprintf(f, "}\n\n#define PM_PARTIAL_AT_INIT {");
     unsigned long lists = 0;
     for (int i = 0; i < nbins; i++) {
         fprintf(f, "%s%lu,", i % 16 ? " " : " \\\n   ", lists);
-        lists += (bins[i].objs_per_folio + 3) & ~3ul;
+        unsigned long n = bins[i].objs_per_folio;
+        lists += ((n < PM_MAX_PARTIAL_LISTS ? n : PM_MAX_PARTIAL_LISTS) + 3) & ~3ul;
     }
     fprintf(f, " }\n#define PM_PARTIAL_LISTS %lu\n", lists);
     fprintf(f, "\n#define PM_SCALED_BIN_BY_16_INIT {");
