@@ -645,7 +645,8 @@ static unsigned release_bin(unsigned bin, int force, int *more)
         pm_lock_drop(bin_lock(bin));
         return 0;
     }
-    unsigned top = (1u << b->folio_log) - 1, k = s->release_list ? s->release_list : top;
+    /* A folio of at most 64 objects: a list per free count, 1 to top. */
+    unsigned top = list_index(b, (1u << b->folio_log) - 1), k = s->release_list ? s->release_list : top;
     for (unsigned lists = top; lists && looks < RELEASE_LOOKS; lists--, k = k > 1 ? k - 1 : top) {
         struct pm_folio *next, *moved = 0;
         for (struct pm_folio *f = partial_of(s)[k].first; f && f != moved && looks < RELEASE_LOOKS;
@@ -807,8 +808,10 @@ void pm_folio_check(void)
         unsigned lists = (bin + 1 < PM_NBINS ? partial_at[bin + 1] : PM_PARTIAL_LISTS) - partial_at[bin];
         /* The lists a partial folio's count (1 to objs - 1) may name. */
         unsigned low = list_index(b, 1), high = list_index(b, objs - 1);
-        if (lists <= high || (lists < PM_MAX_PARTIAL_LISTS && s->nonempty >> lists))
+        if (lists <= high)
             check_failed(partial, "fewer partial lists than free counts name");
+        if (lists < PM_MAX_PARTIAL_LISTS && s->nonempty >> lists)
+            check_failed(s, "a non-empty bit past its bin's lists");
         for (unsigned k = 0; k < lists; k++) {
             int bit = s->nonempty >> k & 1;
             if ((bit || partial[k].first) && (k < low || k > high))
