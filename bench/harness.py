@@ -161,7 +161,8 @@ def parse_args():
     p.add_argument("--runs", type=int, default=int(env("RUNS", "0")))
     p.add_argument("--primalloc", help="the library (default BUILD/libprimalloc.so)")
     p.add_argument("--compare", default=env("COMPARE", ""),
-                   help="more allocators as NAME=LIBRARY,... (an older primalloc, say)")
+                   help="more allocators as NAME=LIBRARY[:VAR=VALUE...],... (an older "
+                   "primalloc, say); each VAR=VALUE is set for that allocator's runs only")
     p.add_argument("--list", action="store_true", help="print the workload names")
     return p.parse_args()
 
@@ -190,18 +191,25 @@ def select_cells(opts, mode):
 
 
 def select_allocators(opts):
+    """[(name, library)] in the order to report them, and {name: {VAR:
+    VALUE}}, the environment COMPARE gives an allocator's runs alone
+    (Google's tcmalloc wants GLIBC_TUNABLES=glibc.pthread.rseq=0 on some
+    glibc versions, which would take rseq from every other allocator)."""
     lib = opts.primalloc or os.path.join(opts.build, "libprimalloc.so")
     table = dict(primalloc=lib, **PEERS)
-    for pair in words(opts.compare):
-        name, _, path = pair.partition("=")
-        if not path:
-            sys.exit("COMPARE takes NAME=LIBRARY, not %r" % pair)
+    envs = {}
+    for entry in words(opts.compare):
+        name, _, rest = entry.partition("=")
+        path, *settings = rest.split(":")
+        if not path or any("=" not in v or v.startswith("=") for v in settings):
+            sys.exit("COMPARE takes NAME=LIBRARY[:VAR=VALUE...], not %r" % entry)
         table[name] = os.path.abspath(path)
+        envs[name] = dict(v.split("=", 1) for v in settings)
     names = words(opts.allocators) or list(table)
     for n in names:
         if n not in table:
             sys.exit("unknown allocator %r; known: %s" % (n, " ".join(table)))
-    return [(n, table[n]) for n in names]
+    return [(n, table[n]) for n in names], envs
 
 
 def run_once(cmd, env, timeout):
@@ -255,17 +263,21 @@ def run_once(cmd, env, timeout):
                 metrics=metrics, stdout=stdout, stderr=stderr)
 
 
-def launch(cmd, cell_env, preload, script):
-    """The command and environment for one run.  The preload is set by env
-    after GNU time, so that only the workload runs under the allocator
-    (a script passes BENCH_PRELOAD on to its program under test)."""
+def launch(cmd, cell_env, preload, script, alloc_env):
+    """The command and environment for one run.  The preload and the
+    allocator's own settings (alloc_env) are set by env after GNU time, so
+    that only the workload runs under the allocator (a script passes
+    BENCH_PRELOAD on to its program under test, and the settings reach
+    the whole script)."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     env.update(cell_env)
+    settings = ["%s=%s" % kv for kv in alloc_env.items()]
     if preload and script:
         env["BENCH_PRELOAD"] = preload
+        env.update(alloc_env)
     elif preload:
-        cmd = ["env", "LD_PRELOAD=" + preload] + cmd
+        cmd = ["env", "LD_PRELOAD=" + preload] + settings + cmd
     return cmd, env
 
 
@@ -304,7 +316,7 @@ def main():
     runs = opts.runs or (1 if mode != "full" else 3)
     build = os.path.abspath(opts.build)
     cells, with_callgrind = select_cells(opts, mode)
-    allocs = select_allocators(opts)
+    allocs, envs = select_allocators(opts)
     present = [(n, lib) for n, lib in allocs if lib is None or os.path.exists(lib)]
     missing = [n for n, lib in allocs if (n, lib) not in present]
     for n in missing:
@@ -341,7 +353,7 @@ def main():
             random.Random(run).shuffle(order)
             for name, lib in order:
                 r = run_once(*launch(cell.command(mode, build), cell.workload.env, lib,
-                                     cell.workload.script), timeout)
+                                     cell.workload.script, envs.get(name, {})), timeout)
                 r.update(cell=cell, allocator=name, run=run)
                 results.append(r)
                 progress.step("%s %s #%d" % (cell.id, name, run + 1), r)
@@ -353,7 +365,7 @@ def main():
                         sys_s="%.4f" % r["sys"], maxrss_kib=r["maxrss_kib"],
                         metrics=";".join("%s=%g" % (k, v[0]) for k, v in r["metrics"].items())))
                     csv_file.flush()
-    callgrind = run_callgrind(mode, build, present, progress) if with_callgrind else {}
+    callgrind = run_callgrind(mode, build, present, envs, progress) if with_callgrind else {}
     if csv_file:
         csv_file.close()
 
@@ -368,7 +380,7 @@ def main():
     return 0
 
 
-def run_callgrind(mode, build, allocs, progress):
+def run_callgrind(mode, build, allocs, envs, progress):
     """Instructions per malloc+free pair: runs of N and 2N pairs under
     callgrind (which, unlike memcheck, leaves malloc to the preloaded
     allocator); the difference divided by N leaves out start-up and exit,
@@ -387,7 +399,7 @@ def run_callgrind(mode, build, allocs, progress):
                        build + "/bench/" + prog, "size=%d" % size, "pairs=%d" % pairs,
                        "window=%d" % WINDOW,
                        "baseline=%d" % (name == BASELINE)]
-                r = run_once(*launch(cmd, {}, lib, False), 600)
+                r = run_once(*launch(cmd, {}, lib, False, envs.get(name, {})), 600)
                 m = re.search(r"Collected : (\d+)", r["stderr"])
                 if r["status"] == "ok" and not m:
                     r["status"] = "FAILED(no count)"
