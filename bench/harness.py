@@ -192,9 +192,9 @@ def select_cells(opts, mode):
 
 def select_allocators(opts):
     """[(name, library)] in the order to report them, and {name: {VAR:
-    VALUE}}, the environment COMPARE gives an allocator's runs alone
-    (Google's tcmalloc wants GLIBC_TUNABLES=glibc.pthread.rseq=0 on some
-    glibc versions, which would take rseq from every other allocator)."""
+    VALUE}}, the settings COMPARE gives an allocator's runs alone: Google's
+    tcmalloc wants GLIBC_TUNABLES=glibc.pthread.rseq=0 on some glibc
+    versions, which, set for every run, would take rseq from the others."""
     lib = opts.primalloc or os.path.join(opts.build, "libprimalloc.so")
     table = dict(primalloc=lib, **PEERS)
     envs = {}
@@ -272,12 +272,11 @@ def launch(cmd, cell_env, preload, script, alloc_env):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     env.update(cell_env)
-    settings = ["%s=%s" % kv for kv in alloc_env.items()]
     if preload and script:
         env["BENCH_PRELOAD"] = preload
         env.update(alloc_env)
     elif preload:
-        cmd = ["env", "LD_PRELOAD=" + preload] + settings + cmd
+        cmd = ["env", "LD_PRELOAD=" + preload] + ["%s=%s" % kv for kv in alloc_env.items()] + cmd
     return cmd, env
 
 
