@@ -474,6 +474,15 @@ static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch, uint32_t n
         pm_folio_free_list(bin, batch, "free");
 }
 
+/* A thread's list that goes on past the objects it counts: it holds an
+ * object twice, freed again while it lay deeper in the list (thread_cache.h),
+ * and the folios, taking the list back, name that object. */
+static _Noreturn void longer_than_counted(unsigned bin, void *list)
+{
+    pm_folio_free_list(bin, list, "free");
+    pm_fatal("free", list, "corrupted free list");
+}
+
 /* Joins a list of n < batch objects with c's loose objects, taken out of
  * c while the list is walked.  Returns a full batch cut from the two, or
  * NULL; what is left over becomes c's loose objects, or goes to the folios
@@ -481,7 +490,7 @@ static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch, uint32_t n
  * tail goes on from there to the cut: fewer than a batch of steps in all. */
 static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n, uint32_t now)
 {
-    unsigned batch = pm_bins[bin].batch, at = 1;
+    unsigned batch = pm_bins[bin].batch, at = 1, counted = n;
     pm_lock_take(&c->lock);
     void *rest = c->loose;
     n += c->nloose;
@@ -489,8 +498,11 @@ static void *join_loose(struct cpu_bin *c, unsigned bin, void *list, unsigned n,
     c->nloose = 0;
     pm_lock_drop(&c->lock);
     void *tail = list, *next;
-    for (; (next = pm_link_next(tail, "free")); at++)
+    for (; (next = pm_link_next(tail, "free")); at++) {
+        if (pm_unlikely(at == counted))
+            longer_than_counted(bin, list);
         tail = next;
+    }
     pm_link_set(tail, rest);
     void *full = 0;
     if (n >= batch) {

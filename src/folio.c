@@ -462,7 +462,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
 
     /* Each object's link is written once the next object is known; the
      * word `first` stands in for the link to the head.  Key and size are
-     * locals, which the stores into objects cannot alias. */
+     * locals, which the stores into objects cannot alias.  The mark goes
+     * on the line the link's store fetches anyway. */
     uint64_t key = pm_link_secret;
     size_t size = b->size;
     uintptr_t first = pm_link_encode(0, key), *link = &first;
@@ -471,6 +472,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
         for (uint64_t m = claims[c].mask; m; m &= m - 1) {
             char *obj = base + (size_t)__builtin_ctzll(m) * size;
             *link = pm_link_encode(obj, key);
+            pm_mark(obj);
             link = (uintptr_t *)obj;
         }
     }

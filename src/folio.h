@@ -36,8 +36,9 @@ static inline unsigned pm_folio_lane(void)
     return pm_os_cpu() % PM_CARVE_LANES;
 }
 
-/* Up to `want` objects of bin as a list; *got says how many (fewer only
- * when memory ran out).  NULL when none could be had. */
+/* Up to `want` objects of bin as a list, each carrying the free mark
+ * (free_object.h); *got says how many (fewer only when memory ran out).
+ * NULL when none could be had. */
 void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got);
 
 /* Gives every object of the list back to its folio. */

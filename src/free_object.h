@@ -3,18 +3,25 @@
  *
  *   where                             word 0        word 1                word 2
  *   a thread's list, spare, homeward  next object   upper half: the mark  -
- *   a batch at a CPU or the global    next object   first object only:    -
- *   level (a chain of batches)                      the next batch
- *   a CPU's loose objects             next object   -                     -
- *   a list folios hand out/take back  next object   -                     -
+ *   a batch at a CPU or the global    next object   the mark; the first   -
+ *   level (a chain of batches)                      object: the next
+ *                                                   batch
+ *   a CPU's loose objects             next object   the mark              -
+ *   a list folios hand out            next object   the mark              -
+ *   a list folios take back           next object   -                     -
  *   a freed large slot                as above      as above              the note
  *   a freed large object at an        its freed     -                     -
  *   offset in its slot                mark
  *   a guarded large object            (the word before it: its guard)
  *
  * Free objects in a folio hold nothing: the folio record's bitmap says
- * they are free.  The object a thread's pop hands out has word 1 cleared,
- * so a live object never carries the mark unless the program stores it.
+ * they are free.  So every object a thread's list can receive carries the
+ * mark, but a batch's first, which the refill that takes the batch hands
+ * out itself.  A thread's pop takes the mark off the object it hands out,
+ * and one that lacks it was handed out already (freed twice) or written
+ * after it was freed; the refill clears word 1 of the object it hands
+ * out.  So a live object never carries the mark unless the program
+ * stores it.
  *
  * Links.  Every link (word 0, and word 1 of a batch's first object) is
  * stored encoded: xored with a secret drawn once, before the first link
@@ -134,25 +141,27 @@ static inline void *pm_batch_next(const void *batch, const char *call)
 }
 
 /* The mark a free object carries in the upper half of its second word: a
- * value no program has reason to store, whose top byte no user address,
- * small integer, double of everyday size or UTF-8 text has.  Half a word
- * is one store of an immediate where a whole one takes two instructions.
- * Free reads the top byte alone: one byte always forwards from the store
- * that last wrote it, where a whole word read after the program wrote part
- * of it cannot be forwarded and waits for that store to reach the cache. */
+ * value no program has reason to store.  Half a word is one store of an
+ * immediate where a whole one takes two instructions.  Free writes it and
+ * never reads it on its fast path: the object's line is often cold when
+ * it is freed (another thread's, or long lived), and a store to it waits
+ * for nothing where a load holds up every instruction after it. */
 #define PM_FREE_MARK 0xf7e1a5c3u
 
 typedef uint32_t pm_mark_half __attribute__((may_alias));
 #define PM_FREE_MARK_HALF (2 * sizeof(void *) / sizeof(pm_mark_half) - 1)
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-               "the mark's half and its top byte are the second word's last bytes");
+
+static inline void pm_mark(void *p)
+{
+    ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
+}
 
 /* Links free object p in front of next, an object or PM_LIST_END, and
  * marks it free. */
 static inline void pm_link_marked(void *p, const void *next)
 {
     *(uintptr_t *)p = pm_link_word(next, pm_link_secret);
-    ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
+    pm_mark(p);
 }
 
 /* Whether the object carries the mark. */
@@ -161,10 +170,19 @@ static inline int pm_carries_mark(const void *p)
     return ((const pm_mark_half *)p)[PM_FREE_MARK_HALF] == PM_FREE_MARK;
 }
 
-/* Whether the object may carry the mark: the top byte of its second word. */
-static inline int pm_may_carry_mark(const void *p)
+/* Takes the mark off p, a free object about to be handed out: 1 if p
+ * carried it; 0, with p left as it was, if not.  One xor clears a mark and
+ * tests for it, on the line the pop reads anyway (written out, for the
+ * compilers load, xor, store and compare apart). */
+static inline int pm_take_mark(void *p)
 {
-    return ((const unsigned char *)p)[2 * sizeof(void *) - 1] == PM_FREE_MARK >> 24;
+    pm_mark_half *half = &((pm_mark_half *)p)[PM_FREE_MARK_HALF];
+    int had;
+    __asm__("xorl %2, %0" : "+m"(*half), "=@ccz"(had) : "i"(PM_FREE_MARK));
+    if (pm_likely(had))
+        return 1;
+    *half ^= PM_FREE_MARK;
+    return 0;
 }
 
 /* The large-object note and guards (large.h says what they catch): the

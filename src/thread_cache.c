@@ -312,17 +312,22 @@ static unsigned bin_of_entry(pm_tbin_fs *t)
     return (unsigned)(((uintptr_t)t - (uintptr_t)pm_tc_bin(0)) / sizeof(struct pm_tbin));
 }
 
+/* Reports p, the head of a thread's list, which pm_tc_take refused. */
+static _Noreturn void corrupt(const void *p, const char *call)
+{
+    if (pm_link_ok(pm_tc_next(p)))
+        pm_fatal(call, p, "double free, or a write after free");
+    pm_link_corrupt(call, p);
+}
+
 void *pm_tc_refill(pm_tbin_fs *t, const char *call)
 {
+    if (t->head != PM_LIST_END)
+        corrupt(t->head, call);
     unsigned bin = bin_of_entry(t);
     void *p = refill(bin, call, __builtin_return_address(0));
     pm_background_if_wanted();
     return p;
-}
-
-void *pm_tc_corrupt(const void *p, const char *call)
-{
-    pm_link_corrupt(call, p);
 }
 
 /* A new thread often frees what a thread on another CPU allocated: a
@@ -409,9 +414,7 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
     }
     /* A full list becomes the spare, and the old spare goes to the CPU
      * level; without a spare and no budget for one, the full list goes
-     * there.  A list with room got here because the thread is new, or
-     * because p carried the mark's top byte without being held (the
-     * program stored it there). */
+     * there.  A list with room got here because the thread is new. */
     if (!room_of(t)) {
         void *full = t->head;
         void **spare = &pm_tc.spares[bin];
@@ -438,7 +441,7 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
 void pm_tc_free_slow(void *p, pm_tbin_fs *t)
 {
     unsigned bin = bin_of_entry(t);
-    if (pm_likely(pm_tc.bias && t->room - pm_tc.bias >= 0 && !pm_may_carry_mark(p) &&
+    if (pm_likely(pm_tc.bias && t->room - pm_tc.bias >= 0 && p != t->head &&
                   pm_tc.frees + 1 < pm_tc.new_end && !goes_home(p, bin))) {
         pm_tc.frees++;
         pm_tc_link_in(t, p);
@@ -475,14 +478,17 @@ void pm_tc_flush(void)
     tc_release();
 }
 
-/* The length of a list of free objects of bin; the walk stops past
- * `most`. */
+/* The length of a list of free objects of bin, each of which carries the
+ * mark; the walk stops past `most`. */
 static unsigned checked_length(unsigned bin, const void *list, unsigned most)
 {
     unsigned n = 0;
-    for (; list && n <= most; list = pm_link_next(list, "thread cache check"), n++)
+    for (; list && n <= most; list = pm_link_next(list, "thread cache check"), n++) {
         if (pm_bin_of_addr((uintptr_t)list) != bin)
             pm_fatal("thread cache check", list, "object of another bin");
+        if (!pm_carries_mark(list))
+            pm_fatal("thread cache check", list, "free object without the mark");
+    }
     return n;
 }
 

@@ -11,12 +11,14 @@
  * PM_TC_NEW_QUIET times in a row with nothing sent.  A thread's objects
  * return to the shared levels when it exits.  What all threads can hold
  * together is bounded: each holds at most its budget, a small one of its
- * own and what it took from one budget shared by all threads.  A free of
- * an object this thread holds free aborts as a double free: a freed
- * object's second word holds a mark in its upper half, cleared when the
- * object is handed out, so the fast path compares the mark's top byte and
- * only a match costs a search.  Links are encoded (free_object.h);
- * pm_tc_pop checks the link it follows. */
+ * own and what it took from one budget shared by all threads.  A double
+ * free aborts before the object is handed out twice: at once when the
+ * object heads this thread's list, or the list is full (a search), and
+ * otherwise when a pop reaches the second copy and finds the mark that
+ * every free object in a list carries (free_object.h) already taken.  The
+ * fast free reads nothing of the object, whose line may be cold.  Links
+ * are encoded (free_object.h); pm_tc_pop checks the link it follows and
+ * the mark. */
 #ifndef PM_THREAD_CACHE_H
 #define PM_THREAD_CACHE_H
 
@@ -149,13 +151,12 @@ static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
     return pm_tc_scaled(bin * PM_BIN_STRIDE);
 }
 
-/* t: the bin's entry, from pm_tc_bin; call: the API function, for a
- * message about a corrupted link.  The bin is found from t, so that
+/* What pm_tc_take could not do: refills t's list when it is empty, and
+ * otherwise reports its head, whose link failed its check or which lacks
+ * the mark, and aborts.  t: the bin's entry, from pm_tc_bin; call: the
+ * API function, named in the report.  The bin is found from t, so that
  * malloc's fast path need not keep it for the call. */
 void *pm_tc_refill(pm_tbin_fs *t, const char *call);
-/* Reports p's corrupted link (pm_link_corrupt); never returns.  Declared
- * to return, so that pop reaches it by a jump and keeps no frame. */
-void *pm_tc_corrupt(const void *p, const char *call);
 /* Frees p, an object of t's bin, where pm_tc_push's fast path could not,
  * with t's room decremented. */
 void pm_tc_free_slow(void *p, pm_tbin_fs *t);
@@ -178,20 +179,20 @@ static inline void *pm_tc_unlink(pm_tbin_fs *t, void *p, uintptr_t next)
 {
     __builtin_prefetch((void *)next);
     t->head = (void *)next;
-    ((void **)p)[1] = 0;
     t->room++;
     return p;
 }
 
 /* An object from t's list, or NULL when it is empty (its head
- * PM_LIST_END, whose link fails the check) or its head's link fails the
- * check (pm_tc_pop_from, on the caller's slow path, tells the two apart):
- * no call, and no test for empty. */
+ * PM_LIST_END, whose link fails the check), or its head's link fails the
+ * check or its head lacks the mark (pm_tc_pop_from, on the caller's slow
+ * path, tells these apart): no call, and no test for empty.  The mark is
+ * taken only past the link's check, which the list end never passes. */
 static inline void *pm_tc_take(pm_tbin_fs *t)
 {
     void *p = t->head;
     uintptr_t next = pm_tc_next(p);
-    return pm_likely(pm_link_ok(next)) ? pm_tc_unlink(t, p, next) : 0;
+    return pm_likely(pm_link_ok(next) && pm_take_mark(p)) ? pm_tc_unlink(t, p, next) : 0;
 }
 
 /* An object from t's list, refilled when empty; NULL only when memory
@@ -199,9 +200,7 @@ static inline void *pm_tc_take(pm_tbin_fs *t)
 static inline void *pm_tc_pop_from(pm_tbin_fs *t, const char *call)
 {
     void *p = pm_tc_take(t);
-    if (pm_likely(p))
-        return p;
-    return t->head != PM_LIST_END ? pm_tc_corrupt(t->head, call) : pm_tc_refill(t, call);
+    return pm_likely(p) ? p : pm_tc_refill(t, call);
 }
 
 static inline void *pm_tc_pop(unsigned bin, const char *call)
@@ -225,11 +224,12 @@ static inline void pm_tc_link_in(pm_tbin_fs *t, void *p)
 
 /* Pushes p, an object of t's bin, on t's list.  The room is decremented
  * before anything is tested, and its sign taken from the decrement: two
- * instructions fewer than a test of it beside the mark's.
- * pm_tc_free_slow puts it back, unless it keeps p in the list. */
+ * instructions fewer than a test of it beside the head's.  p at the head
+ * already is a double free.  pm_tc_free_slow puts the room back, unless
+ * it keeps p in the list. */
 static inline void pm_tc_push_to(pm_tbin_fs *t, void *p)
 {
-    if (pm_likely(--t->room >= 0 && !pm_may_carry_mark(p))) {
+    if (pm_likely(--t->room >= 0 && p != t->head)) {
         pm_tc_link_in(t, p);
         return;
     }

@@ -48,8 +48,8 @@ static void double_free_later(const void *arg __attribute__((unused)))
 }
 
 /* The same with the program going on to allocate, as a program that does
- * not trim would: the object must not be handed out twice before the
- * double free is caught. */
+ * not trim would: the object must not be handed out twice, so the malloc
+ * that would hand it out the second time reports it. */
 static void double_free_then_reuse(const void *arg __attribute__((unused)))
 {
     double_free_under_others();
@@ -108,7 +108,7 @@ struct misuse {
 static const struct misuse cases[] = {
     {"double free", "free", double_free},
     {"double free after other frees, found by malloc_trim", "free", double_free_later},
-    {"double free after other frees, then allocations", "free", double_free_then_reuse},
+    {"double free after other frees, then allocations", "malloc", double_free_then_reuse},
     {"free of a stack address", "free", stack_pointer},
     {"free in a chunk-aligned foreign mapping", "free", foreign_chunk},
     {"free of an interior pointer", "free", interior_pointer},

@@ -335,6 +335,21 @@ static void short_batch(void *unused)
     pm_cache_check();
 }
 
+/* A list that runs list, second, list, ... left as the two objects it
+ * counts, as a thread's list is after an object deep in it was freed
+ * again: the walk past the count hands it to the folios, which name the
+ * object found twice. */
+static void list_with_a_repeat(void *unused)
+{
+    (void)unused;
+    unsigned bin = pm_bin_of_small(48), got;
+    void **list = pm_folio_alloc(bin, 2, &got);
+    CHECK(got == 2);
+    void *second = pm_link_next(list, "test");
+    pm_link_set(second, list);
+    pm_cache_leave(bin, list, 2, PM_THIS_CPU);
+}
+
 int main(void)
 {
     /* The tests of one behaviour run with the main thread on the first
@@ -372,6 +387,7 @@ int main(void)
     pm_folio_check();
     pm_tc_check();
     check_fatal(short_batch, 0, "shorter than counted");
+    check_fatal(list_with_a_repeat, 0, "double free");
     /* Nothing is live: every carved object is in a cache or free in a folio. */
     for (unsigned bin = 0; bin < PM_NBINS; bin++) {
         struct pm_folio_census c;

@@ -24,17 +24,21 @@ static void double_free(void *p)
     pm_free(p);
 }
 
-/* p freed under others in its list, then freed again. */
+/* p freed under others in its list, then freed again: the pop that
+ * reaches its second copy aborts. */
 static void double_free_under_others(void *p)
 {
     void *q = pm_malloc(100);
     pm_free(p);
     pm_free(q);
     pm_free(p);
+    for (int i = 0; i < 3; i++)
+        pm_malloc(100);
 }
 
 /* p freed, then enough others that the list holding p becomes the spare
- * batch, then p freed again. */
+ * batch, then p freed again: the pops reach both copies, the second in
+ * the spare once the list runs empty. */
 static void double_free_in_spare(void *p)
 {
     unsigned batch = pm_bins[pm_bin_of_small(100)].batch;
@@ -46,6 +50,8 @@ static void double_free_in_spare(void *p)
         pm_free(others[i]);
     CHECK(pm_tc_holds(p, pm_bin_of_small(100), "free"));
     pm_free(p);
+    for (unsigned i = 0; i < 2 * batch + 2; i++)
+        pm_malloc(100);
 }
 
 /* A thread whose first call frees a pointer inside an object: its entries
