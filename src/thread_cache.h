@@ -13,12 +13,11 @@
  * together is bounded: each holds at most its budget, a small one of its
  * own and what it took from one budget shared by all threads.  A double
  * free aborts before the object is handed out twice: at once when the
- * object heads this thread's list, or the list is full (a search), and
- * otherwise when a pop reaches the second copy and finds the mark that
- * every free object in a list carries (free_object.h) already taken.  The
- * fast free reads nothing of the object, whose line may be cold.  Links
- * are encoded (free_object.h); pm_tc_pop checks the link it follows and
- * the mark. */
+ * object heads the list it would join, and otherwise when a pop reaches
+ * the second copy and finds the mark that every free object in a list
+ * carries (free_object.h) already taken.  Free reads nothing of the
+ * object, whose line is often cold.  Links are encoded (free_object.h);
+ * pm_tc_pop checks the link it follows and the mark. */
 #ifndef PM_THREAD_CACHE_H
 #define PM_THREAD_CACHE_H
 

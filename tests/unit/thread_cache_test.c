@@ -277,8 +277,9 @@ static void free_one(void *p)
 
 /* A new thread on the second CPU that allocates from the bin frees
  * objects of the first CPU's lane: whole batches go to the first CPU's
- * cache while the thread runs, the rest it holds (a double free of them
- * aborts) until it exits, and none of them is what it gets next.  Once it
+ * cache while the thread runs, the rest it holds (a double free of the
+ * last aborts at once) until it exits, and none of them is what it gets
+ * next.  Once it
  * has freed PM_TC_NEW_FREES times, it keeps such an object. */
 static void *free_away(void *unused)
 {
