@@ -474,9 +474,9 @@ static void leave_batch(struct cpu_bin *c, unsigned bin, void *batch, uint32_t n
         pm_folio_free_list(bin, batch, "free");
 }
 
-/* A thread's list that goes on past the objects it counts: it holds an
- * object twice, freed again while it lay deeper in the list (thread_cache.h),
- * and the folios, taking the list back, name that object. */
+/* A list left as n objects that goes on past them: a thread's list that
+ * holds an object twice, freed again while it lay deeper in the list
+ * (thread_cache.h).  The folios, taking the list back, name that object. */
 static _Noreturn void longer_than_counted(unsigned bin, void *list)
 {
     pm_folio_free_list(bin, list, "free");

@@ -171,9 +171,10 @@ static inline int pm_carries_mark(const void *p)
 }
 
 /* Takes the mark off p, a free object about to be handed out: 1 if p
- * carried it; 0, with p left as it was, if not.  One xor clears a mark and
- * tests for it, on the line the pop reads anyway (written out, for the
- * compilers load, xor, store and compare apart). */
+ * carried it; 0, with p left as it was, if not.  One xor to memory clears
+ * a mark and tests for it, on the line the pop reads anyway; it is
+ * written in assembly because the compilers split it into a load, an
+ * xor, a store and a compare. */
 static inline int pm_take_mark(void *p)
 {
     pm_mark_half *half = &((pm_mark_half *)p)[PM_FREE_MARK_HALF];
