@@ -463,7 +463,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     /* Each object's link is written once the next object is known; the
      * word `first` stands in for the link to the head.  Key and size are
      * locals, which the stores into objects cannot alias.  The mark goes
-     * on the line the link's store fetches anyway. */
+     * on the line the link's store fetches anyway; the head, which every
+     * caller hands out, is left without it. */
     uint64_t key = pm_link_secret;
     size_t size = b->size;
     uintptr_t first = pm_link_encode(0, key), *link = &first;
@@ -477,7 +478,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
         }
     }
     *link = pm_link_encode(0, key);
-    void *head = pm_link_next(&first, "malloc");
+    void **head = pm_link_next(&first, "malloc");
+    head[1] = 0;
     *got = want - need;
     return head;
 }

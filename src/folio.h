@@ -37,8 +37,8 @@ static inline unsigned pm_folio_lane(void)
 }
 
 /* Up to `want` objects of bin as a list, each carrying the free mark
- * (free_object.h); *got says how many (fewer only when memory ran out).
- * NULL when none could be had. */
+ * (free_object.h) but the head, whose second word is 0; *got says how
+ * many (fewer only when memory ran out).  NULL when none could be had. */
 void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got);
 
 /* Gives every object of the list back to its folio. */

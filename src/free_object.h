@@ -7,7 +7,7 @@
  *   level (a chain of batches)                      object: the next
  *                                                   batch
  *   a CPU's loose objects             next object   the mark              -
- *   a list folios hand out            next object   the mark              -
+ *   a list folios hand out            next object   the mark; the head: 0 -
  *   a list folios take back           next object   -                     -
  *   a freed large slot                as above      as above              the note
  *   a freed large object at an        its freed     -                     -
@@ -16,8 +16,8 @@
  *
  * Free objects in a folio hold nothing: the folio record's bitmap says
  * they are free.  So every object a thread's list can receive carries the
- * mark, but a batch's first, which the refill that takes the batch hands
- * out itself.  A thread's pop takes the mark off the object it hands out,
+ * mark, but a batch's first and a folio list's head, which the refill that
+ * takes the list hands out itself.  A thread's pop takes the mark off the object it hands out,
  * and one that lacks it was handed out already (freed twice) or written
  * after it was freed; the refill clears word 1 of the object it hands
  * out.  So a live object never carries the mark unless the program

@@ -254,8 +254,6 @@ static void *refill(unsigned bin, const char *call, void *site)
             void *p = pm_folio_alloc(bin, 1, &n);
             if (!p)
                 errno = ENOMEM;
-            else
-                ((void **)p)[1] = 0;
             return p;
         }
         tc_start();

@@ -279,8 +279,8 @@ static void free_one(void *p)
  * objects of the first CPU's lane: whole batches go to the first CPU's
  * cache while the thread runs, the rest it holds (a double free of the
  * last aborts at once) until it exits, and none of them is what it gets
- * next.  Once it
- * has freed PM_TC_NEW_FREES times, it keeps such an object. */
+ * next.  Once it has freed PM_TC_NEW_FREES times, it keeps such an
+ * object. */
 static void *free_away(void *unused)
 {
     (void)unused;
