@@ -479,7 +479,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     }
     *link = pm_link_encode(0, key);
     void **head = pm_link_next(&first, "malloc");
-    head[1] = 0;
+    if (head)
+        head[1] = 0;
     *got = want - need;
     return head;
 }
