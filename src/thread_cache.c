@@ -245,8 +245,36 @@ static unsigned folio_list_length(unsigned bin, unsigned batch)
     return n < batch ? (unsigned)n : batch;
 }
 
-/* site: the return address a sampled object records. */
-static void *refill(unsigned bin, const char *call, void *site)
+/* Takes bin's spare, which holds a batch. */
+static void *take_spare(unsigned bin)
+{
+    void *list = pm_tc.spares[bin];
+    pm_tc.spares[bin] = 0;
+    pm_tc.granted -= batch_bytes(bin);
+    return list;
+}
+
+/* list's first object, handed out: it carries no mark, nor the link of a
+ * chain of batches (free_object.h); the list held n objects. */
+static void *first_out(void *list, unsigned bin, unsigned n)
+{
+    ((void **)list)[1] = 0;
+    return pm_prof_refill(list, bin, n);
+}
+
+/* Makes the rest of list, n objects of bin, t's list, which is empty,
+ * and returns its first object. */
+static void *hand_over(struct pm_tbin *t, unsigned bin, void *list, unsigned n, const char *call)
+{
+    t->head = pm_or_list_end(pm_link_next(list, call));
+    set_room(t, pm_bins[bin].batch - n + 1);
+    pm_tc.allocates |= 1ull << bin;
+    return first_out(list, bin, n);
+}
+
+/* The general refill: a thread that is not live, sampling, a list from
+ * the levels below.  site: the return address a sampled object records. */
+static __attribute__((noinline)) void *refill(unsigned bin, const char *call, void *site)
 {
     unsigned n = pm_bins[bin].batch;
     if (pm_unlikely(pm_tc.state != TC_LIVE)) {
@@ -258,7 +286,6 @@ static void *refill(unsigned bin, const char *call, void *site)
         }
         tc_start();
     }
-    check_sometimes();
     /* With sampling on, the list takes no more objects than may go
      * unsampled: the allocation after them comes back here. */
     unsigned most = n;
@@ -272,14 +299,8 @@ static void *refill(unsigned bin, const char *call, void *site)
         }
     }
     struct pm_tbin *t = &pm_tc.bins[bin];
-    void *list = pm_tc.spares[bin];
     int open = room_of(t) || open_list(bin);
-    if (list) {
-        pm_tc.spares[bin] = 0;
-        pm_tc.granted -= batch_bytes(bin);
-    } else {
-        list = pm_cache_get(bin, call);
-    }
+    void *list = pm_tc.spares[bin] ? take_spare(bin) : pm_cache_get(bin, call);
     if (!list && !(list = pm_folio_alloc(bin, folio_list_length(bin, n), &n))) {
         errno = ENOMEM;
         return 0;
@@ -295,13 +316,7 @@ static void *refill(unsigned bin, const char *call, void *site)
         pm_link_set(cut, 0);
         n = most;
     }
-    ((void **)list)[1] = 0;
-    if (!open)
-        return pm_prof_refill(list, bin, 1);
-    t->head = pm_or_list_end(pm_link_next(list, call));
-    set_room(t, pm_bins[bin].batch - n + 1);
-    pm_tc.allocates |= 1ull << bin;
-    return pm_prof_refill(list, bin, n);
+    return open ? hand_over(t, bin, list, n, call) : first_out(list, bin, 1);
 }
 
 /* The bin of t, one of this thread's bins' entries. */
@@ -322,8 +337,15 @@ void *pm_tc_refill(pm_tbin_fs *t, const char *call)
 {
     if (t->head != PM_LIST_END)
         corrupt(t->head, call);
+    check_sometimes();
     unsigned bin = bin_of_entry(t);
-    void *p = refill(bin, call, __builtin_return_address(0));
+    /* Where a bin's mallocs and frees take turns, its list goes to the
+     * spare and comes back every batch or so: the common refill.  Only a
+     * live thread has a spare, and its list is open; sampling may want
+     * fewer objects than the spare holds, and refill cuts them. */
+    void *p = pm_likely(pm_tc.spares[bin] && !pm_guard_rate)
+                  ? hand_over(&pm_tc.bins[bin], bin, take_spare(bin), pm_bins[bin].batch, call)
+                  : refill(bin, call, __builtin_return_address(0));
     pm_background_if_wanted();
     return p;
 }
@@ -381,6 +403,27 @@ static int new_thread_free(void *p, unsigned bin)
     return away;
 }
 
+/* Empties bin's full list: it becomes the spare, and the old spare goes
+ * to the CPU level; without a spare and no budget for one, the full list
+ * goes there. */
+static void list_away(unsigned bin)
+{
+    struct pm_tbin *t = &pm_tc.bins[bin];
+    void *full = t->head;
+    void **spare = &pm_tc.spares[bin];
+    if (*spare) {
+        pm_cache_put(bin, *spare, PM_THIS_CPU);
+        *spare = full;
+    } else if (fits(batch_bytes(bin))) {
+        pm_tc.granted += batch_bytes(bin);
+        *spare = full;
+    } else {
+        pm_cache_put(bin, full, PM_THIS_CPU);
+    }
+    t->head = PM_LIST_END;
+    set_room(t, pm_bins[bin].batch);
+}
+
 static __attribute__((noinline)) void overflow(void *p, unsigned bin)
 {
     struct pm_tbin *t = &pm_tc.bins[bin];
@@ -413,24 +456,9 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
             set_room(t, pm_bins[bin].batch);
         return;
     }
-    /* A full list becomes the spare, and the old spare goes to the CPU
-     * level; without a spare and no budget for one, the full list goes
-     * there.  A list with room got here because the thread is new. */
-    if (!room_of(t)) {
-        void *full = t->head;
-        void **spare = &pm_tc.spares[bin];
-        if (*spare) {
-            pm_cache_put(bin, *spare, PM_THIS_CPU);
-            *spare = full;
-        } else if (fits(batch_bytes(bin))) {
-            pm_tc.granted += batch_bytes(bin);
-            *spare = full;
-        } else {
-            pm_cache_put(bin, full, PM_THIS_CPU);
-        }
-        t->head = PM_LIST_END;
-        set_room(t, pm_bins[bin].batch);
-    }
+    /* A list with room got here because the thread is new. */
+    if (!room_of(t))
+        list_away(bin);
     pm_link_marked(p, t->head);
     t->head = p;
     t->room--;
@@ -448,7 +476,16 @@ void pm_tc_free_slow(void *p, pm_tbin_fs *t)
         pm_tc_link_in(t, p);
         return;
     }
-    overflow(p, bin);
+    /* The full list of a thread no longer new (its room was 0), where a
+     * bin's frees and mallocs take turns: the common overflow, which moves
+     * the list to the spare.  A full list's head is an object. */
+    if (pm_likely(!pm_tc.bias && t->room == -1 && t->head != PM_LIST_END && p != t->head)) {
+        list_away(bin);
+        pm_tc_link_in(t, p);
+        t->room--;
+    } else {
+        overflow(p, bin);
+    }
     pm_background_if_wanted();
 }
 
