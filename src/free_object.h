@@ -16,11 +16,11 @@
  *
  * Free objects in a folio hold nothing: the folio record's bitmap says
  * they are free.  So every object a thread's list can receive carries the
- * mark, but a batch's first and a folio list's head, which the refill that
- * takes the list hands out itself.  A thread's pop takes the mark off the object it hands out,
- * and one that lacks it was handed out already (freed twice) or written
- * after it was freed; the refill clears word 1 of the object it hands
- * out.  So a live object never carries the mark unless the program
+ * mark, but a batch's first and a folio list's head, which the refill
+ * that takes the list hands out itself.  A thread's pop takes the mark
+ * off the object it hands out, and one that lacks it was handed out
+ * already (freed twice) or written after it was freed; the refill clears
+ * word 1 of the object it hands out.  So a live object never carries the mark unless the program
  * stores it.
  *
  * Links.  Every link (word 0, and word 1 of a batch's first object) is
