@@ -75,7 +75,7 @@ __attribute__((noinline)) static struct _Unwind_Exception *call_handler(new_hand
  * C++ exception catches no more than a conforming handler throws; and a
  * C++ exception comes from a loaded C++ runtime, which binds the weak
  * references to __cxa_begin_catch and __cxa_end_catch.  The forms without
- * alignment first pop from the thread's list inline. */
+ * alignment first pop from the thread's list inline (new_with_handler). */
 static __attribute__((noinline)) void *new_slow(size_t size, size_t align, int nothrow)
 {
     for (;;) {
@@ -103,10 +103,23 @@ static __attribute__((noinline)) void *new_slow(size_t size, size_t align, int n
     }
 }
 
+/* A small or medium request whose inline pop failed: refills t's list, as
+ * malloc's slow path does, without a second pop; only when that fails
+ * does new_slow try again and call the handler. */
+static __attribute__((noinline)) void *new_refill(pm_tbin_fs *t, size_t size, int nothrow)
+{
+    void *p = pm_tc_refill(t, "operator new");
+    return pm_likely(p) ? p : new_slow(size, 0, nothrow);
+}
+
 static inline void *new_with_handler(size_t size, size_t align, int nothrow)
 {
-    void *p = align ? 0 : pm_alloc_cached(size);
-    return pm_likely(p) ? p : new_slow(size, align, nothrow);
+    if (!align && pm_likely(size <= PM_LOOKUP_MAX)) {
+        pm_tbin_fs *t = pm_alloc_entry(size);
+        void *p = pm_tc_take(t);
+        return pm_likely(p) ? p : new_refill(t, size, nothrow);
+    }
+    return new_slow(size, align, nothrow);
 }
 
 PM_API void *_Znwm(size_t n) { return new_with_handler(n, 0, 0); }

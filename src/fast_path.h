@@ -27,22 +27,19 @@ void *pm_alloc_big(size_t size, const char *call);
 __attribute__((noinline)) void pm_free_other(void *p, size_t size, const char *call);
 #pragma GCC visibility pop
 
+/* This thread's entry for the bin of a request of at most PM_LOOKUP_MAX
+ * bytes. */
+static inline pm_tbin_fs *pm_alloc_entry(size_t size)
+{
+    return pm_tc_scaled(pm_scaled_bin_of_small(size));
+}
+
 /* call: the API function, named should a corrupted free list be found. */
 static inline void *pm_alloc(size_t size, const char *call)
 {
     if (pm_likely(size <= PM_LOOKUP_MAX))
-        return pm_tc_pop_from(pm_tc_scaled(pm_scaled_bin_of_small(size)), call);
+        return pm_tc_pop_from(pm_alloc_entry(size), call);
     return pm_alloc_big(size, call);
-}
-
-/* An object of at least size bytes from this thread's list, or NULL when
- * size is not small or medium or the list is empty (pm_tc_take): no call,
- * for a caller whose own slow path, pm_alloc, needs size kept. */
-static inline void *pm_alloc_cached(size_t size)
-{
-    if (pm_likely(size <= PM_LOOKUP_MAX))
-        return pm_tc_take(pm_tc_scaled(pm_scaled_bin_of_small(size)));
-    return 0;
 }
 
 /* The fast free: p must be an object's start in a bin's chunk and, when
