@@ -466,20 +466,31 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
 
 /* Most frees of a new thread keep their object in a list with room, as
  * free's fast path would: that case is tested here, with the fast path's
- * own tests and the new thread's, and all else is overflow's. */
+ * own tests and the new thread's.  Out of line, so that a settled
+ * thread's slow path saves no registers for it. */
+static __attribute__((noinline)) int new_thread_keeps(void *p, pm_tbin_fs *t, unsigned bin)
+{
+    if (t->room - pm_tc.bias >= 0 && p != t->head && pm_tc.frees + 1 < pm_tc.new_end &&
+        !goes_home(p, bin)) {
+        pm_tc.frees++;
+        pm_tc_link_in(t, p);
+        return 1;
+    }
+    return 0;
+}
+
 void pm_tc_free_slow(void *p, pm_tbin_fs *t)
 {
     unsigned bin = bin_of_entry(t);
-    if (pm_likely(pm_tc.bias && t->room - pm_tc.bias >= 0 && p != t->head &&
-                  pm_tc.frees + 1 < pm_tc.new_end && !goes_home(p, bin))) {
-        pm_tc.frees++;
-        pm_tc_link_in(t, p);
-        return;
-    }
-    /* The full list of a thread no longer new (its room was 0), where a
-     * bin's frees and mallocs take turns: the common overflow, which moves
-     * the list to the spare.  A full list's head is an object. */
-    if (pm_likely(!pm_tc.bias && t->room == -1 && t->head != PM_LIST_END && p != t->head)) {
+    if (pm_tc.bias) {
+        if (new_thread_keeps(p, t, bin))
+            return;
+        overflow(p, bin);
+    } else if (pm_likely(t->room == -1 && t->head != PM_LIST_END && p != t->head)) {
+        /* The full list of a thread no longer new (its room was 0),
+         * where a bin's frees and mallocs take turns: the common
+         * overflow, which moves the list to the spare.  A full list's
+         * head is an object. */
         list_away(bin);
         pm_tc_link_in(t, p);
         t->room--;
