@@ -20,8 +20,8 @@
  * that takes the list hands out itself.  A thread's pop takes the mark
  * off the object it hands out, and one that lacks it was handed out
  * already (freed twice) or written after it was freed; the refill clears
- * word 1 of the object it hands out.  So a live object never carries the mark unless the program
- * stores it.
+ * word 1 of the object it hands out.  So a live object never carries the
+ * mark unless the program stores it.
  *
  * Links.  Every link (word 0, and word 1 of a batch's first object) is
  * stored encoded: xored with a secret drawn once, before the first link
