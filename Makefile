@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Thin wrapper around CMake: `make` builds the Release libraries,
 # `make test` builds and runs the ctest suite, `make bench` runs the
 # allocator comparison, `make install PREFIX=/usr/local` installs the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc-test-style (ITHare's alloc-test; allocator-benchmarking-study.txt
  * section 4): each thread keeps a working set of slots and replaces a
  * random one at every step with an object whose size follows a Pareto law

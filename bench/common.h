@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the benchmark workloads: name=value arguments,
  * timing, a fast RNG, tagged objects that are verified before free, the
  * self-check that every workload ends with, and the queues that hand

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """COMPARE's settings reach only their allocator's runs: parsed from
 NAME=LIBRARY[:VAR=VALUE...], put after env in the command of a program,
 into the environment of a script, and nowhere for the other allocators.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cache-thrash and cache-scratch (Hoard; scalloc-oopsla2015.txt section
  * 7.4): does the allocator put small objects used by different threads
  * in one cache line?

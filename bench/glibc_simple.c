@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* malloc-simple-style (glibc's benchtests bench-malloc-simple, as
  * mimalloc-bench runs it): one thread allocates a window of objects of
  * one size, writes every byte of each, frees the first half oldest first

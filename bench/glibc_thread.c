@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* malloc-thread-style (glibc's benchtests bench-malloc-thread, as
  * mimalloc-bench runs it): every thread keeps a working set of 1024
  * slots and, at each step, frees a random slot's object and puts there a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs every benchmark workload under every allocator and reports.
 
 bench/run.sh calls this with Debian's python3 (standard library only).

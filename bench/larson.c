@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* larson (Larson and Krishnan; supermalloc-ismm2015.txt section 9,
  * scalloc-oopsla2015.txt section 7.2): a server simulation.  Each thread
  * owns an array of objects of random sizes, repeatedly frees a random one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Single-thread fast-path cost: `pairs` malloc+free pairs of one size, or
  * of sizes from a mixed distribution (size=0).  With window=W (a power of
  * two), each pair frees the object the pair W before allocated, so W

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mstress-style (mimalloc-bench; allocator-benchmarking-study.txt section
  * 4): power-of-two sizes, small ones likelier; objects move between
  * threads through a shared array; the threads do unequal amounts of work;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A probe of the machine, not of an allocator: how much does it cost two
  * threads to work on memory that is interleaved between them page by
  * page, though they share no cache line?  Each thread walks a list of

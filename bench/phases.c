@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* phases: a program that changes what it allocates.  Each phase fills
  * `bytes` with objects of one size, writing one byte a page, then frees
  * them all; the next phase does the same with the next size, twelve sizes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Writes results.md and the plots from the runs bench/harness.py made."""
 import math
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A run narrowed by a knob must write its report under bench/subset/ and
 # leave the full run's report alone.  Usage: report_test.sh PYTHON BUILD
 set -euo pipefail

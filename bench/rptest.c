@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rptest-style (rpmalloc's benchmark, as mimalloc-bench runs it: random
  * sizes, linear drop-off, a hand-off every second loop): every thread
  * keeps `slots` objects and, each loop, frees a random share of them at a

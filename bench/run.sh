@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `make bench` ends here: runs every workload under every allocator and
 # writes BUILD/bench/results.{csv,md} and plots.  Usage: bench/run.sh BUILD
 # Knobs (environment): QUICK=1, ONLY=, ALLOCATORS=, THREADS=, RUNS=;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shbench-style (MicroQuill's sh6bench and sh8bench;
  * jemalloc-bsdcan2006.txt "Experiments", allocator-benchmarking-study.txt
  * section 4, scalloc-oopsla2015.txt section 7.2).  Each thread allocates

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Short-lived threads, as a server that starts a thread per request runs
  * them: `threads` threads at a time, each replacing random objects of
  * `min`..`max` bytes in a window of `window` for `ops` operations, then

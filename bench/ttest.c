@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* t-test1-style (Wolfram Gloger's multi-thread test that ships with
  * ptmalloc, run by allocbench): every thread keeps an array of bins, each
  * empty or holding one object, and in rounds frees a random number (up to

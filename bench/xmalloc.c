@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xmalloc-style (Lever and Boreham's xmalloc-test, the repository
  * malloc-test comes from; supermalloc-ismm2015.txt section 9): every
  * thread allocates batches of objects of random sizes and sends each batch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness: each input is a program of allocator calls on 64
  * slots, run against the pm_ API beside a shadow model of what each slot
  * should hold.  Every call's result is checked: alignment, usable size,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Usage: fuzz/run.sh BUILDDIR SECONDS [--check]
 # Runs the libFuzzer harness for SECONDS over the corpus in fuzz/corpus.
 # By hand (make fuzz) it first builds the harness, and afterwards merges

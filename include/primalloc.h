@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* primalloc: a SuperMalloc-style malloc for 64-bit Linux.
  *
  * The library exports the standard names (malloc, free, ... and the C++

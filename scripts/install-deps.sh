@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages that `make test` or `make bench` needs and
 # that are missing.  Usage: install-deps.sh test|bench
 set -euo pipefail

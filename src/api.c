@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The public functions.  malloc and free, first, are their fast paths
  * (fast_path.h); everything else is a call away. */
 #define _GNU_SOURCE

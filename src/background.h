@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The background thread, off unless PRIMALLOC_PURGE_THREAD=1 asks for it,
  * and the settle every caller of folios and huge objects runs, which
  * starts or wakes it.

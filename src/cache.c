@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "cache.h"
 #include "chunk_table.h"
 #include "counters.h"

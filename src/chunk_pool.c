@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "chunk_pool.h"
 #include <string.h>
 #include "chunk_table.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The supply of chunks: runs of whole, PM_CHUNK-aligned chunks for the bins
  * (one chunk at a time) and for huge objects (one run each), and the pool
  * of free runs they give back, shared by every size class.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "chunk_table.h"
 #include "os.h"
 

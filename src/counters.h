@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Counters kept off the fast paths: they change only on slow paths, where
  * a lock is already taken, a list of objects moves between levels or a
  * system call is made.  The statistics (stats.h) read them.

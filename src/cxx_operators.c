@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every C++ operator new and delete, written in C under their mangled
  * names so that the library needs no C++ runtime.  A program that calls
  * them has one, whose new-handler, bad_alloc and catch we reach through

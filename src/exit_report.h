@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The report at exit that the environment asks for (README, primalloc(7)):
  *   PRIMALLOC_STATS=table|json   the report's format, to stderr
  *   PRIMALLOC_STATS_FILE=path    to this file instead (JSON unless

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* malloc's and free's fast paths, inline in every entry point that
  * allocates or frees an object with no alignment asked for: the C
  * functions of api.c and the C++ operators of cxx_operators.c.  A small or

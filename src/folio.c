@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "folio.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The global structure of each bin: folios of small, medium and large
  * objects, allocated fullest-first (supermalloc-ismm2015.txt sections 3-5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "footprint.h"
 #include "os.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The footprint counters shared by folios, the chunk pool and huge
  * objects: bytes in use (in folios that hold objects, and in huge
  * objects), bytes dirty (empty folios, maybe still committed) and bytes

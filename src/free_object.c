@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "free_object.h"
 
 uint64_t pm_link_secret;

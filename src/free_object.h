@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a free object holds, at every level: the one place that says
  * which word of a free object means what.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sampled guard pages, off unless PRIMALLOC_GUARD_RATE=N (N >= 1) is in the
  * environment when the first thread cache starts.  Then about one
  * allocation in N is served from a mapping of its own, its object ending

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "heap_profile.h"
 #include <errno.h>
 #include <signal.h>

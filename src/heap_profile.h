@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sampled heap profile: the live objects the sampler (sampler.h)
  * picked, each with its call stack, its size and the bytes it stands for;
  * dumps of them in the gperftools heap-profile text format (google-pprof,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "huge.h"
 #include "chunk_pool.h"
 #include "counters.h"

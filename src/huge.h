@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Huge objects: each a run of whole chunks from the chunk pool, as many as
  * hold the request (supermalloc-ismm2015.txt section 6, with the shared
  * pool in place of its power-of-two free lists).  Only the pages asked for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "large.h"
 #include "guard.h"
 #include "sizeclass.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Large objects: one per page-multiple slot of a large bin, placed at a
  * random cache-line offset inside the slot's first page so that large
  * objects do not all start on the same cache sets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Geometry shared by the allocator and its size-class generator.
  * Chunks are PM_CHUNK bytes, aligned to their size, and hold objects of
  * one bin; their first pages hold the folio metadata so that data pages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "lock.h"
 
 /* Spin briefly (the holder is usually running on another CPU and almost

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A futex mutex: one compare-and-swap to take it and one exchange to drop
  * it when uncontended; waiters sleep in the kernel, so a preempted holder
  * on an oversubscribed machine costs sleepers nothing.

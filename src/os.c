@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Platform layer: mmap, madvise, futex, CPU number, error output.
  * Linux only; nothing here calls malloc or stdio. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every call into the kernel or libc's platform layer lives in os.c.
  *
  * Promises: nothing here allocates with malloc.  pm_os_map returns memory

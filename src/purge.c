@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "purge.h"
 #include "chunk_pool.h"
 #include "folio.h"

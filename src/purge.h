@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The purge policy of the footprint rule (footprint.h), over the two
  * places that hold dirty memory: empty folios of the bins and free runs of
  * the chunk pool.

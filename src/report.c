@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reports: pm_stats_print, malloc_stats and malloc_info.  Each takes a
  * snapshot first and formats it afterwards into a buffer on the stack,
  * handed to the sink whenever it fills: no lock is held while the sink

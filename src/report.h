@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reports of the statistics (stats.h): a table for people, JSON for
  * programs and glibc's malloc_info XML.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sampler.h"
 #include <string.h>
 #include "os.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The heap profile's sampler: which allocations are sampled, and their
  * call stacks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "sizeclass.h"
 
 const struct pm_bin pm_bins[PM_NBINS] = PM_BINS_INIT;

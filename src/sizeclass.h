@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size classes ("bins").  Every constant comes from tools/gen_sizeclasses.c,
  * which runs at build time (supermalloc-ismm2015.txt section 7).
  *

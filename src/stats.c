@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics: the snapshot, pm_get_stats and glibc's mallinfo family.
  *
  * mallinfo2 keeps glibc's partition, so that programs written for glibc

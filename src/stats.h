@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Statistics: one reading of every level of the allocator, from which
  * pm_get_stats, the mallinfo family and the reports (report.h) are made.
  * It reads the counters and censuses the modules below keep on their slow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "text.h"
 
 void pm_text_flush(struct pm_text *t)

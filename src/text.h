@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Text written without stdio or malloc: pieces gathered in a buffer the
  * caller provides (on its stack) and handed to a sink each time it fills.
  * Promises: the sink receives the text in order, in pieces of at most the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "thread_cache.h"
 #include <errno.h>
 #include <pthread.h>

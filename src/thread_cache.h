@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-thread cache: for each bin, the list malloc pops from and free
  * pushes to, and one spare full batch (supermalloc-ismm2015.txt section 8,
  * made as lean as a thread-local pop and push).

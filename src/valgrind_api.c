@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The C API of libprimalloc_valgrind.so, the build to debug programs with
  * memcheck: each standard function wraps its pm_ twin and tells memcheck
  * about the block with client requests, so leaks, reads of freed memory and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocator entry points a test calls.  Built plainly, API(malloc) is
  * malloc, the standard name primalloc replaces; built with TEST_PM_API it is
  * pm_malloc, so the same test can run against a variant that exports only

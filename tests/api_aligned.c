@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc and
  * free_aligned_sized: every power-of-two alignment up to 8 MiB with sizes
  * in every category, objects that do not overlap, and glibc's answers to

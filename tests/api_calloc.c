@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* calloc: memory is zero whether fresh or reused (every category,
  * including huge objects that a cache may hand out again), zero counts give
  * unique pointers, and overflowing or too large products give NULL with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mallinfo2 and mallinfo, in the spirit of glibc's tst-mallinfo2 and
  * tst-malloc-tcache-leak: uordblks follows the bins' objects in use,
  * hblks and hblkhd the huge ones, and threads that come and go leave

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* malloc, free, free_sized and malloc_usable_size: glibc's contract for
  * zero and impossible sizes, 16-byte alignment, and usable sizes that are
  * at least the request and writable to the last byte. */

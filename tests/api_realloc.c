@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* realloc and reallocarray: contents survive every move within and between
  * the categories (small, medium, large, huge) in both directions and along
  * slow growth and shrinkage; glibc's rules for NULL and zero; failures

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pm_get_stats and pm_trim: the counters follow huge objects, chunks and
  * folios, and trimming after a large free gives memory back to the kernel
  * (resident memory falls). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the ctest programs: checks that name file:line and
  * exit non-zero, content patterns, a small RNG and the RSS reader. */
 #ifndef PM_TEST_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Every replaceable operator new and delete form, called directly and
 // through new and delete expressions, over sizes of every category and
 // alignments up to 2 MiB, with contents and alignment checked; the failure

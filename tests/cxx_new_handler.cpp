@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The new-handler in every form of operator new ([new.handler],
 // [new.delete]).  A handler that throws std::bad_alloc makes the throwing
 // forms throw it and the nothrow forms return nullptr, with the exception

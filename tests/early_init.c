@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Allocation before anything has been initialised: the executable's
  * preinit_array runs before any constructor, primalloc's included (the
  * shared library's, or those linked in from the static one), so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run with the library under test in LD_PRELOAD: every standard allocation
  * name, C and C++, and every pm_ name must resolve into that library, or
  * some calls would silently reach glibc or libstdc++ instead.

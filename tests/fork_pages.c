@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() holds every allocator lock across the call, and the first write to
  * a page after fork copies it, in parent and child alike: a lock per page of
  * bookkeeping made each fork copy over a hundred pages (6 ms a fork where

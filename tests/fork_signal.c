@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() in a signal handler of a single-threaded process (glibc's
  * malloc/tst-mallocfork2.c).  POSIX.1-2008 lists fork among the
  * async-signal-safe functions; glibc keeps it so while the process has one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() while threads read a FILE with getline, which reallocs its line
  * while holding that FILE's lock, and another thread runs fflush(NULL),
  * which holds glibc's list of FILEs while it waits for each FILE's lock

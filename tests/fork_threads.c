@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() while other threads allocate: the child, which inherits whatever
  * state those threads left mid-operation, must allocate in every category,
  * from its main thread and from new threads, fork again, and check and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A git session on generated files: init, add, commit, edit, branch,
 # merge, gc, fsck, and reads of history.  Dates, names and contents are
 # fixed, so every hash it prints is the same on every run; run it through

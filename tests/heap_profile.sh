@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The heap profile read by google-pprof: profile_sites (argument 1) runs
 # with the profile on and dumps by API call, by signal and at exit; in
 # each dump keep_most and keep_rest must hold their live bytes within 10%

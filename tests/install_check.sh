@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the build into a staging directory (DESTDIR, prefix /usr/local)
 # and builds tests/install/consumer.c against the staged tree twice: with
 # `pkg-config --cflags --libs primalloc`, and as a CMake project using

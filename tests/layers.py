@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks that the modules of src/ and include/ point only down: every
 #include "..." names a file of the including file's row, or of a row above
 it, in the table of README.md's Layout section; every file of src/ and

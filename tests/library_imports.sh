@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Usage: library_imports.sh LIBRARY
 # What the shared library needs from elsewhere must be safe to use during
 # the loader's and libc's first allocations: thread-local state in the

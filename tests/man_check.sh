@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The man pages render without a warning: groff with every warning on, and
 # man -l as a reader sees them.  Usage: man_check.sh PAGE...
 set -euo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Misuse: a double free of a small object, or a pointer primalloc never
  * handed out, must abort the process after one line on stderr of the form
  * "primalloc: <call>(<pointer>): <what>".  Each case runs in a forked child

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Implementation of objects.h.  Layout: size (8 bytes), the pattern seed
  * (8 bytes), then pattern bytes up to size.  The seed's low byte says how
  * the object may be freed: free_sized only for malloc, calloc and realloc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Self-describing test objects for the multithreaded tests: each starts
  * with its size and pattern seed, so whichever thread (or process) ends up
  * with it can check every byte before freeing it. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Usage: preload_compare.sh LIBRARY COMMAND [ARGS...]
 # Runs COMMAND with the system allocator, then with LIBRARY in LD_PRELOAD
 # (inherited by every program COMMAND starts), and requires both runs to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Allocation sites for the heap-profile test (heap_profile.sh): keep_most
  * keeps 80% of the live bytes, keep_rest 20%, churn frees all it
  * allocates.  Then the profile is dumped three ways: by pm_profile_dump

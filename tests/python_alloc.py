@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """An allocation-heavy Python workload whose output depends only on its
 fixed seeds: run with PYTHONMALLOC=malloc so that every object comes from
 the C allocator under test, and compare the output with a plain run."""

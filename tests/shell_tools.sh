@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Everyday programs on generated data: sort, awk, sed, perl, tar and gzip,
 # each printing a digest.  Run through preload_compare.sh, every one of
 # them starts with the allocator under test in place from its loader's

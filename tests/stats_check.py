@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Checks primalloc's reports against a known workload (stats_report.c).
 
 Usage: stats_check.py json|table|xml STATS_REPORT

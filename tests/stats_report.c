@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A known workload for the reports, which stats_check.py reads:
  *   stats_report json BEFORE DURING AFTER
  *       pm_stats_print's JSON before the workload, while it holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thousands of short-lived threads, a few at a time.  Each allocates,
  * frees most of what it allocated (filling its caches) and hands the rest
  * to the main thread; a thread-specific-data destructor frees and

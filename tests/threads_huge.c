@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Threads allocate, resize and free huge objects (1 to 12 MiB) and swap
  * them through shared slots, so that runs of every length come back to the
  * chunk pool while other threads take runs longer than any committed one

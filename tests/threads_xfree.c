@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Eight or more threads allocate objects of every category and swap them
  * through a shared exchange of slots, so that most objects are checked,
  * resized or freed by a thread other than the one that allocated them.

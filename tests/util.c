@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Implementation of the helpers declared in check.h. */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The size-class generator (supermalloc-ismm2015.txt section 7, the
  * "metaprogram").  It chooses every bin, its folio and its cache sizes,
  * derives the multiply-and-shift constant that replaces division and the

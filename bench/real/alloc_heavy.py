@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Allocation-heavy Python: binary trees, dictionaries of strings, string
 building and sorting.  Run with PYTHONMALLOC=malloc so every object goes
 through the allocator under test rather than Python's own small-object

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # redis-server under the allocator (BENCH_PRELOAD), driven by
 # redis-benchmark on 127.0.0.1 (not preloaded).  Debian links redis-server
 # with jemalloc, so "no allocator" preloads libc itself to get glibc's

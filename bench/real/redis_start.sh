@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the redis scripts of bench/ and tests/.
 # redis_start PRELOAD DIR [ARGS...]: starts redis-server on 127.0.0.1 with
 # PRELOAD preloaded, its log in DIR/log, and sets `port` and `server` (its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # sqlite3 on a generated SQL load: inserts rows with text of varying
 # length, indexes, updates, deletes, joins and groups them.  awk writes the
 # SQL and, alongside, the answer the final queries must give.  Only sqlite3

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Allocation-heavy Perl in the spirit of the cca script of
 # jemalloc-bsdcan2006.txt ("Experiments"): generate text, split it with
 # regular expressions, count words in a hash, rewrite and sort them.

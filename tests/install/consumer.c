@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program built against an installed primalloc, as its users build
  * theirs: its header from the install, its library linked.  It checks
  * that malloc is primalloc's (pm_free of a malloc'd object would abort

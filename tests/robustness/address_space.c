@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Address space that comes back (the chunk pool).  Each case runs in a
  * child:
  *  - a fresh process started under `ulimit -v` and under `ulimit -d` of

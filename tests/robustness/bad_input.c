@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bad input that tests/misuse.c does not cover: double frees of medium,
  * large and huge objects (at once, and the delayed kind found when the
  * object returns to its folio), interior pointers of every category,

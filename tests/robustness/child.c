@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Implementation of child.h. */
 #define _GNU_SOURCE
 #include "child.h"

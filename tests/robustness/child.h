@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runs one test case in a forked child, so that a case may abort, run out
  * of memory or hang without taking the test program with it. */
 #ifndef PM_TRUST_CHILD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Implementation of limit.h. */
 #include "limit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Address-space limits relative to what the process already has mapped:
  * only a limit above the current VmSize means anything. */
 #ifndef PM_TRUST_LIMIT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory errors of the kinds glibc's checks catch: overflows into a free
  * neighbour, writes after free, underflows and overflows reaching a large
  * object's guard, a free of a pointer inside an object.  `memory_errors

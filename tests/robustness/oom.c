@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Out of memory under RLIMIT_AS.  Each case runs in a child whose address
  * space is limited to its VmSize plus HEADROOM, fills it through one
  * allocation function and one size category until the function fails, and

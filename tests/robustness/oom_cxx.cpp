@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // C++ out of memory under RLIMIT_AS: the throwing forms of operator new
 // throw std::bad_alloc, the nothrow forms return NULL, and a new-handler
 // that frees memory makes the retry succeed.  Runs in a child (child.c)

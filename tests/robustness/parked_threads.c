@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Usage: parked_threads THREADS
  * Starts THREADS threads; each allocates and frees 4 blocks of every size
  * from 16 B to 1 MiB (16 B apart up to 256 B, then an eighth apart),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Usage: quiet_purge on|off|busy|sparse
  * A burst of 512 MiB (small, large and huge objects) is written, freed,
  * and followed by no allocation at all, or by work of another size only.

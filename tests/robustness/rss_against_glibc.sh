@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Usage: rss_against_glibc.sh LIBRARY FACTOR COMMAND [ARGS...]
 # COMMAND prints one figure, its resident set in KiB at the moment it
 # measures.  Runs it with the system allocator, then with LIBRARY in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Soak: 32 threads on 2 CPUs for SOAK_SECONDS (default 100), in
  * generations: each thread keeps up to 400 objects of mixed sizes, made,
  * resized and freed through every entry point, checking every byte of an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU caches take their slots from the CPUs the process may run on at
  * their first use.  A thread that later runs on a CPU beyond those shares
  * a slot: what it puts stays inside the caches, counted and got back. */

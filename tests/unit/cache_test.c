@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cache levels lose and duplicate nothing: threads pass millions of
  * objects of several sizes to one another (through every level), with
  * content checks, and threads come and go; afterwards every object of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chunk census: threads allocate and free objects of every category, so
  * that chunks move between bins, huge objects and the pool, while the main
  * thread forks children that check the pool and allocate; threads exit

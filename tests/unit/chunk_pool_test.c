@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chunk pool: runs are aligned and tagged as asked, free runs coalesce and
  * are reused best fit, a clean run reads as zero, a run too big for any
  * committed one gets their pages, runs grow in place or move with their

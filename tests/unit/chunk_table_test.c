@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chunk table: entries read 0 until written, on any address of the 47-bit
  * space, with or without a leaf; written entries are seen from every
  * address of their chunk; addresses beyond the table have no entry; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Folios: distinct aligned objects, fullest-fit choice, uncommit of empty
  * folios (on purge, after a second, or past the high-water mark) and of
  * free pages inside folios in use, fresh folios carved per CPU, bins'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The footprint rule's two bounds, driven through the counters alone: a
  * high-water mark set by a made-up burst of in-use bytes, then dirty
  * bytes may take in use + dirty to the mark and a sixteenth, and pooled

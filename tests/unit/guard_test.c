@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sampled guard pages: each guarded object ends at an inaccessible page
  * and is aligned as asked, stays known while live and while quarantined,
  * is forgotten when it leaves the quarantine, and no more than

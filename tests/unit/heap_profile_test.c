@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sampler and the heap profile's table: the weights of samples add up
  * to the bytes charged; every kind of allocation can be sampled, and a
  * sampled object keeps its size and alignment; freeing objects by every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Huge objects: runs of as many chunks as they need, reused through the
  * chunk pool and kept committed after free until trimmed, resized in place
  * or moved by their pages, misuse detected. */

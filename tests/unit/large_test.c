@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Large objects: random line offsets inside the slot's first page, slot
  * recovery from any returned pointer, page alignment when asked. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program with one planted leak and one planted read of freed memory,
  * for memcheck_test.sh.  Other blocks are used correctly and freed. */
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # memcheck reports a planted leak and a planted read of freed memory in
 # blocks of libprimalloc_valgrind.so, and nothing else.  By default memcheck
 # would replace any library's malloc with its own; nouserintercepts stops that.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The platform layer's parsers of what the environment says (numbers and
  * signal names or numbers, with everything that is not one read as 0), its
  * test of when a periodic task is due, its clock, and its sample of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size classes: spacing, alignment, primality, folio waste, lookups and
  * the multiply-and-shift division and the object-start test for every
  * offset of every bin. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* For the chunk pool and census tests: how many chunks of the chunk table
  * carry a tag in [lo, hi], over every span that has a leaf. */
 #ifndef PM_TABLE_COUNT_H

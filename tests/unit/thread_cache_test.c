@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread cache: objects freed by a thread are the next it gets back, but
  * not one freed before the thread allocated from its bin; the cache holds
  * at most a list and a spare batch, it knows which objects it holds, a

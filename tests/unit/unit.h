@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for the module unit tests, beside the checks of tests/check.h
  * that every test uses: a runner for code that must end in pm_fatal, and
  * (in tests built with _GNU_SOURCE) pinning to one CPU, since the caches

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gcc compiling a generated 200-function file at -O2: prints a digest of
 # the assembly (a corrupted compiler state changes it) and the output of
 # the linked program.

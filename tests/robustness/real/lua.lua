@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Lua table and string churn: many small tables, long concatenated
 -- strings, sorting and a garbage collection each round; prints checksums.
 local sum = 0

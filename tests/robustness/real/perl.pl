@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Perl hash and string churn: a word table built, sorted, rewritten and
 # dropped each round; prints a digest of the results.
 use strict;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Usage: redis.sh LIBRARY
 # redis-server with LIBRARY preloaded on 127.0.0.1, no persistence;
 # redis-benchmark sends a bounded number of requests with values up to

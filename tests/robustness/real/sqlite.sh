@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # sqlite3 on an in-memory database: 30000 rows of text and blobs of mixed
 # sizes, an index, a join, aggregates and a VACUUM-like rebuild; prints
 # results whose every digit depends on the data surviving.
