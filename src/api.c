@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/single_threaded.h>
 #include "background.h"
 #include "cache.h"
 #include "chunk_pool.h"
@@ -355,14 +354,11 @@ PM_API int pm_profile_dump(const char *path)
 
 /* ---- process-wide events ---- */
 
-/* glibc's lock on its list of open FILEs.  fflush(NULL) holds it while it
- * waits for each FILE's lock, and getline, like other stdio calls, may
- * allocate while holding a FILE's lock; glibc's fork takes the list lock
- * after the prepare handlers and before its own malloc's locks.  Weak, so
- * that a libc without them leaves them null. */
-extern void _IO_list_lock(void) __attribute__((weak));
-extern void _IO_list_unlock(void) __attribute__((weak));
-extern void _IO_list_resetlock(void) __attribute__((weak));
+/* The C library's lock on its list of open FILEs (glibc's; libc.h).
+ * fflush(NULL) holds it while it waits for each FILE's lock, and getline,
+ * like other stdio calls, may allocate while holding a FILE's lock;
+ * glibc's fork takes the list lock after the prepare handlers and before
+ * its own malloc's locks. */
 
 /* A process of several threads holds every lock across fork, in the
  * order the code nests them, so that the child starts with consistent
@@ -387,18 +383,17 @@ extern void _IO_list_resetlock(void) __attribute__((weak));
  * own thread is inside the allocator waits forever, as with glibc's malloc.
  *
  * fork_locked records which of the two a fork did, for its parent and
- * child handlers, whatever __libc_single_threaded says by then.  It is
+ * child handlers, whatever pm_libc_single_threaded says by then.  It is
  * written under every lock, or with no other thread to race. */
 static int fork_locked;
 
 static void prefork(void)
 {
-    if (__libc_single_threaded) {
+    if (pm_libc_single_threaded()) {
         fork_locked = 0;
         return;
     }
-    if (_IO_list_lock)
-        _IO_list_lock();
+    pm_libc_files_lock();
     pm_prof_prefork();
     pm_cache_prefork();
     pm_folio_prefork();
@@ -423,8 +418,7 @@ static void postfork_parent(void)
         return;
     pm_tc_postfork(0);
     drop_locks();
-    if (_IO_list_unlock)
-        _IO_list_unlock();
+    pm_libc_files_unlock();
 }
 
 static void postfork_child(void)
@@ -435,8 +429,7 @@ static void postfork_child(void)
     drop_locks();
     pm_tc_fork_child();
     pm_background_fork_child();
-    if (_IO_list_resetlock)
-        _IO_list_resetlock();
+    pm_libc_files_reset();
 }
 
 /* At load: the fork handlers, and what the environment asks to report at

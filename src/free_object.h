@@ -46,6 +46,7 @@
 #define PM_FREE_OBJECT_H
 
 #include <stdint.h>
+#include "arch.h"
 #include "layout.h"
 #include "os.h"
 
@@ -172,19 +173,11 @@ static inline int pm_carries_mark(const void *p)
 }
 
 /* Takes the mark off p, a free object about to be handed out: 1 if p
- * carried it; 0, with p left as it was, if not.  One xor to memory clears
- * a mark and tests for it, on the line the pop reads anyway; it is
- * written in assembly because the compilers split it into a load, an
- * xor, a store and a compare. */
+ * carried it; 0, with p left as it was, if not.  One exchange clears a
+ * mark and tests for it, on the line the pop reads anyway (arch.h). */
 static inline int pm_take_mark(void *p)
 {
-    pm_mark_half *half = &((pm_mark_half *)p)[PM_FREE_MARK_HALF];
-    int had;
-    __asm__("xorl %2, %0" : "+m"(*half), "=@ccz"(had) : "i"(PM_FREE_MARK));
-    if (pm_likely(had))
-        return 1;
-    *half ^= PM_FREE_MARK;
-    return 0;
+    return pm_arch_take(&((pm_mark_half *)p)[PM_FREE_MARK_HALF], PM_FREE_MARK);
 }
 
 /* The large-object note and guards (large.h says what they catch): the

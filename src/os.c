@@ -5,10 +5,8 @@
 #include "os.h"
 #include <elf.h>
 #include <errno.h>
-#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,10 +18,32 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if __has_include(<linux/futex.h>)
+#include <linux/futex.h>
+#else
+/* musl's compiler wrapper sees no kernel headers: the ABI's values. */
+#define FUTEX_WAIT_PRIVATE 128
+#define FUTEX_WAKE_PRIVATE 129
+#endif
+#include "arch.h"
 #include "layout.h"
+
+/* The allocator's page unit must be a whole number of the kernel's pages:
+ * purges and guard pages act on PM_PAGE-aligned ranges.  Checked at the
+ * first mapping, before any object exists. */
+static void check_page_size(void)
+{
+    static int checked;
+    if (pm_likely(__atomic_load_n(&checked, __ATOMIC_RELAXED)))
+        return;
+    if (getauxval(AT_PAGESZ) > PM_PAGE)
+        pm_fatal("malloc", 0, "the kernel's pages are larger than the 4 KiB this build supports");
+    __atomic_store_n(&checked, 1, __ATOMIC_RELAXED);
+}
 
 void *pm_os_map(size_t size, size_t align)
 {
+    check_page_size();
     int saved = errno;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
@@ -53,10 +73,38 @@ void pm_os_unmap(void *p, size_t size)
     munmap(p, size);
 }
 
+/* Whether MADV_DONTNEED gives pages back as zero pages: Linux's does,
+ * but an emulator may take it as a hint and ignore it (qemu-user before
+ * 8.1).  A probe at the first call tells; where it fails, fresh anonymous
+ * memory mapped over the range keeps pm_os_uncommit's promise. */
+enum { DONTNEED_UNKNOWN, DONTNEED_ZEROES, DONTNEED_IGNORED };
+static int dontneed;
+
+static int dontneed_probe(void)
+{
+    size_t page = (size_t)getauxval(AT_PAGESZ);
+    volatile char *q = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (q == MAP_FAILED)
+        return DONTNEED_UNKNOWN;
+    q[0] = 1;
+    madvise((void *)q, page, MADV_DONTNEED);
+    int kind = q[0] ? DONTNEED_IGNORED : DONTNEED_ZEROES;
+    munmap((void *)q, page);
+    return kind;
+}
+
 void pm_os_uncommit(void *p, size_t size)
 {
     int saved = errno;
-    madvise(p, size, MADV_DONTNEED);
+    int kind = __atomic_load_n(&dontneed, __ATOMIC_RELAXED);
+    if (pm_unlikely(kind == DONTNEED_UNKNOWN)) {
+        kind = dontneed_probe();
+        __atomic_store_n(&dontneed, kind, __ATOMIC_RELAXED);
+    }
+    if (pm_likely(kind != DONTNEED_IGNORED))
+        madvise(p, size, MADV_DONTNEED);
+    else
+        mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     errno = saved;
 }
 
@@ -132,7 +180,7 @@ uint64_t pm_os_random_seed(void)
     const void *at = (const void *)getauxval(AT_RANDOM);
     if (at)
         memcpy(&r, at, sizeof r);
-    return r ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&r;
+    return r ^ pm_arch_ticks() ^ (uintptr_t)&r;
 }
 
 void pm_os_sleep_ms(uint32_t ms)
@@ -317,7 +365,7 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond)
 int pm_os_backtrace(void **frames, int max)
 {
     int saved = errno;
-    int n = backtrace(frames, max);
+    int n = pm_libc_backtrace(frames, max);
     errno = saved;
     return n;
 }
@@ -493,6 +541,20 @@ const char *pm_os_env(const char *name)
     return getenv(name);
 }
 
+/* The signals a program may hand to primalloc, by name without "SIG";
+ * their numbers are the architecture's. */
+static const struct {
+    char name[8];
+    int sig;
+} signals[] = {
+    {"HUP", SIGHUP},     {"INT", SIGINT},         {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2},   {"PIPE", SIGPIPE},       {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"CHLD", SIGCHLD},   {"CONT", SIGCONT},       {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU},   {"URG", SIGURG},         {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},     {"WINCH", SIGWINCH}, {"IO", SIGIO},
+    {"PWR", SIGPWR},     {"SYS", SIGSYS},
+};
+
 int pm_os_signal_number(const char *name)
 {
     if (name[0] >= '0' && name[0] <= '9') {
@@ -501,11 +563,9 @@ int pm_os_signal_number(const char *name)
     }
     if (!strncmp(name, "SIG", 3))
         name += 3;
-    for (int sig = 1; sig < NSIG; sig++) {
-        const char *abbrev = sigabbrev_np(sig);
-        if (abbrev && !strcmp(abbrev, name))
-            return sig;
-    }
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+        if (!strcmp(signals[i].name, name))
+            return signals[i].sig;
     return 0;
 }
 

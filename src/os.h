@@ -10,7 +10,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/single_threaded.h>
+#include "libc.h"
+
+#define pm_likely(x) __builtin_expect(!!(x), 1)
+#define pm_unlikely(x) __builtin_expect(!!(x), 0)
 
 /* size bytes aligned to align (a power of two, at least a page); NULL when
  * the kernel refuses. */
@@ -29,11 +32,8 @@ unsigned pm_os_resident_sample(const void *p, size_t size, unsigned samples);
  * 0 (nothing changed) when the source spans more than one mapping. */
 int pm_os_move(void *from, size_t size, void *to);
 
-/* glibc (2.35 and later) registers rseq for every thread: its cpu_id field
- * is the cheapest way to learn the current CPU.  Without it, the C
- * library's sched_getcpu (pm_os_cpu_slow). */
-extern const ptrdiff_t __rseq_offset __attribute__((weak));
-extern const unsigned int __rseq_size __attribute__((weak));
+/* The CPU number where the C library registered no rseq area:
+ * sched_getcpu. */
 unsigned pm_os_cpu_slow(void);
 
 /* The CPU whose caches and carving lane this thread uses: the one it runs
@@ -44,16 +44,10 @@ unsigned pm_os_cpu_slow(void);
  * thread's free asks on every call. */
 static inline unsigned pm_os_cpu(void)
 {
-    if (__libc_single_threaded)
+    if (pm_libc_single_threaded())
         return 0;
-    if (&__rseq_size && __rseq_size >= 8) {
-        const volatile int32_t *rs =
-            (const volatile int32_t *)((char *)__builtin_thread_pointer() + __rseq_offset);
-        int32_t cpu = rs[1];
-        if (cpu >= 0)
-            return (unsigned)cpu;
-    }
-    return pm_os_cpu_slow();
+    int32_t cpu = pm_libc_rseq_cpu();
+    return pm_likely(cpu >= 0) ? (unsigned)cpu : pm_os_cpu_slow();
 }
 
 /* How many CPU numbers this process may see: CPU ids are reduced modulo it. */
@@ -153,10 +147,11 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond);
 #endif
 
 /* The return addresses on the calling thread's stack, innermost first, up
- * to max; how many.  glibc's backtrace unwinds by the call-frame
- * information every object carries, so neither primalloc nor the program
- * needs frame pointers.  Its first call loads libgcc_s, which allocates:
- * pm_os_backtrace_prime makes that call where allocating is safe. */
+ * to max; how many (none where the C library cannot unwind: libc.h).
+ * glibc's backtrace unwinds by the call-frame information every object
+ * carries, so neither primalloc nor the program needs frame pointers.
+ * Its first call loads libgcc_s, which allocates: pm_os_backtrace_prime
+ * makes that call where allocating is safe. */
 int pm_os_backtrace(void **frames, int max);
 void pm_os_backtrace_prime(void);
 /* Where primalloc's own code lies when it is a shared object of its own;
@@ -182,8 +177,5 @@ int pm_os_write(int fd, const void *buf, size_t n);
 int pm_os_copy_file(const char *path, int fd);
 void pm_os_close(int fd);
 int pm_os_pid(void);
-
-#define pm_likely(x) __builtin_expect(!!(x), 1)
-#define pm_unlikely(x) __builtin_expect(!!(x), 0)
 
 #endif

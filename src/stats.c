@@ -34,6 +34,7 @@
 #include "folio.h"
 #include "footprint.h"
 #include "layout.h"
+#include "libc.h"
 #include "primalloc.h"
 #include "thread_cache.h"
 

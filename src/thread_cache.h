@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "arch.h"
 #include "free_object.h"
 #include "os.h"
 #include "sizeclass.h"
@@ -104,33 +105,15 @@ _Static_assert(PM_NBINS <= 64, "allocates and open have a bit for each bin");
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
-/* This thread's entry at byte offset `at` of pm_tc, addressed relative to
- * the thread pointer (%fs): pm_tc's offset from the thread pointer, loaded
- * from the GOT (an immediate once linked into a program), plus at, so that
- * no instruction reads the thread pointer itself.
- * ThreadSanitizer takes an %fs-relative address for a plain one, so its
- * builds (gcc's macro, clang's feature) address the entry plainly. */
+/* This thread's entry at byte offset `at` of pm_tc, addressed as the
+ * architecture layer addresses thread variables (arch.h). */
 _Static_assert(offsetof(struct pm_thread_cache, bins) == sizeof(struct pm_tbin),
                "the entry at offset t of pm_tc is tag t's");
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PM_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__) || defined(PM_TSAN)
-typedef struct pm_tbin pm_tbin_fs;
+typedef struct pm_tbin PM_ARCH_TP pm_tbin_fs;
 static inline pm_tbin_fs *pm_tc_at(uintptr_t at)
 {
-    return (struct pm_tbin *)((char *)&pm_tc + at);
+    return (pm_tbin_fs *)PM_ARCH_TP_AT(pm_tc, at);
 }
-#else
-typedef struct pm_tbin __seg_fs pm_tbin_fs;
-static inline pm_tbin_fs *pm_tc_at(uintptr_t at)
-{
-    __asm__("addq pm_tc@gottpoff(%%rip), %0" : "+r"(at));
-    return (pm_tbin_fs *)at;
-}
-#endif
 
 /* This thread's entry of a chunk's bin tag (chunk_table.h). */
 static inline pm_tbin_fs *pm_tc_entry(unsigned tag)

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* Everything specific to an instruction set, one section per
+ * architecture: x86-64, aarch64 and riscv64, and a portable fallback in
+ * C that any other 64-bit target compiles with.
+ *
+ * Promises, on every architecture:
+ *   PM_ARCH_TP          a qualifier for pointers made by PM_ARCH_TP_AT;
+ *   PM_ARCH_TP_AT(v, at) the address of byte `at` of the initial-exec
+ *                       thread variable v, as a PM_ARCH_TP-qualified
+ *                       address (on x86-64 an offset from the thread
+ *                       pointer, so that no instruction reads the pointer
+ *                       itself; elsewhere a plain address);
+ *   pm_arch_take(w, v)  xors v into the 32-bit word at w and returns
+ *                       whether that left 0 (the word held v); a word
+ *                       that did not hold v is left as it was;
+ *   pm_arch_pause()     a hint inside a spin-wait loop;
+ *   pm_arch_ticks()     a counter that changes between two calls, for
+ *                       seeding (not a clock).
+ * Nothing here calls anything. */
+#ifndef PM_ARCH_H
+#define PM_ARCH_H
+
+#include <stdint.h>
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PM_ARCH_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PM_ARCH_TSAN 1
+#endif
+
+/* A 32-bit word that may alias an object of any type. */
+typedef uint32_t pm_arch_word32 __attribute__((may_alias));
+
+#if defined(__x86_64__)
+
+/* %fs holds the thread pointer; pm_tc's offset from it is a GOT entry
+ * (an immediate once linked into a program).  ThreadSanitizer takes an
+ * %fs-relative address for a plain one, so its builds address plainly. */
+#ifndef PM_ARCH_TSAN
+#define PM_ARCH_TP __seg_fs
+#define PM_ARCH_TP_AT(v, at)                                          \
+    ({                                                                \
+        uintptr_t at_ = (at);                                         \
+        __asm__("addq " #v "@gottpoff(%%rip), %0" : "+r"(at_));       \
+        at_;                                                          \
+    })
+#endif
+
+/* One xor to memory clears the word and sets the zero flag, where the
+ * compilers emit a load, an xor, a store and a compare. */
+static inline int pm_arch_take(void *w, uint32_t v)
+{
+    pm_arch_word32 *x = w;
+    int zero;
+    __asm__("xorl %2, %0" : "+m"(*x), "=@ccz"(zero) : "ri"(v));
+    if (__builtin_expect(zero, 1))
+        return 1;
+    *x ^= v;
+    return 0;
+}
+#define PM_ARCH_HAS_TAKE 1
+
+static inline void pm_arch_pause(void)
+{
+    __builtin_ia32_pause();
+}
+
+static inline uint64_t pm_arch_ticks(void)
+{
+    return __builtin_ia32_rdtsc();
+}
+
+#elif defined(__aarch64__)
+
+static inline void pm_arch_pause(void)
+{
+    __asm__ volatile("yield" ::: "memory");
+}
+
+/* The virtual counter, readable at EL0 on Linux. */
+static inline uint64_t pm_arch_ticks(void)
+{
+    uint64_t t;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(t));
+    return t;
+}
+
+#elif defined(__riscv) && __riscv_xlen == 64
+
+/* The Zihintpause hint, a fence that cores without it run as a no-op. */
+static inline void pm_arch_pause(void)
+{
+    __asm__ volatile(".insn i 0x0f, 0, x0, x0, 0x010" ::: "memory");
+}
+
+/* The time CSR, which Linux lets user code read. */
+static inline uint64_t pm_arch_ticks(void)
+{
+    uint64_t t;
+    __asm__ volatile("rdtime %0" : "=r"(t));
+    return t;
+}
+
+#else
+
+static inline void pm_arch_pause(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Whatever changes: the address of a stack slot differs between threads
+ * and, under address-space randomisation, between runs. */
+static inline uint64_t pm_arch_ticks(void)
+{
+    volatile char here;
+    return (uintptr_t)&here;
+}
+
+#endif
+
+/* The portable forms. */
+#ifndef PM_ARCH_TP
+#define PM_ARCH_TP
+#define PM_ARCH_TP_AT(v, at) ((uintptr_t)&(v) + (at))
+#endif
+
+#ifndef PM_ARCH_HAS_TAKE
+static inline int pm_arch_take(void *w, uint32_t v)
+{
+    pm_arch_word32 *x = w;
+    if (__builtin_expect(*x == v, 1)) {
+        *x = 0;
+        return 1;
+    }
+    return 0;
+}
+#endif
+
+#endif
