@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Thin wrapper around CMake: `make` builds the Release libraries,
-# `make test` builds and runs the ctest suite, `make bench` runs the
+# `make test` builds and runs the ctest suite (here, then for musl,
+# aarch64 and riscv64: scripts/platforms.sh), `make bench` runs the
 # allocator comparison, `make install PREFIX=/usr/local` installs the
 # libraries, header, pkg-config file, CMake package and man pages (with
 # DESTDIR= to stage them).  test and bench install the Debian packages
@@ -20,6 +21,7 @@ test:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j$(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
+	scripts/platforms.sh $(BUILD)
 
 bench:
 	scripts/install-deps.sh bench

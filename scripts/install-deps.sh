@@ -5,7 +5,9 @@
 set -euo pipefail
 case "${1:-}" in
   test)  pkgs=(cmake gcc g++ clang valgrind python3 git sqlite3 perl libclang-rt-14-dev redis-server redis-tools lua5.4
-               time google-perftools groff-base man-db pkgconf) ;;
+               time google-perftools groff-base man-db pkgconf
+               musl-tools qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
+               gcc-riscv64-linux-gnu g++-riscv64-linux-gnu libc6-dev-riscv64-cross) ;;
   # bench/: the peers (tbbmalloc through its proxy library), GNU time for
   # max RSS, valgrind for instruction counts, gnuplot for the plots, and
   # the real programs (python3, perl, sqlite3, redis).

@@ -6,7 +6,7 @@
 #ifndef PM_TEST_API_H
 #define PM_TEST_API_H
 
-#include <malloc.h>
+#include "malloc_ext.h"
 #include <stdlib.h>
 #include "primalloc.h"
 

@@ -3,7 +3,7 @@
  * tst-malloc-tcache-leak: uordblks follows the bins' objects in use,
  * hblks and hblkhd the huge ones, and threads that come and go leave
  * nothing counted in use.  Usage: api_mallinfo [threads] */
-#include <malloc.h>
+#include "malloc_ext.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

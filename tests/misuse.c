@@ -5,7 +5,7 @@
  * (robustness/child.h) that first announces the pointer it is about to misuse. */
 #define _GNU_SOURCE
 #include <inttypes.h>
-#include <malloc.h>
+#include "malloc_ext.h"
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>

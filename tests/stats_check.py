@@ -21,8 +21,13 @@ def check(cond, what):
         sys.exit("check failed: " + what)
 
 
+# The emulator a cross build's programs run under (ctest's
+# CMAKE_CROSSCOMPILING_EMULATOR, passed as PM_EMULATOR), or none.
+EMULATOR = os.environ.get("PM_EMULATOR", "").split()
+
+
 def run(cmd, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(EMULATOR + cmd, capture_output=True, text=True, env=env, timeout=120)
     check(p.returncode == 0, f"{cmd} exited {p.returncode}: {p.stderr}")
     return p
 

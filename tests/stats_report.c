@@ -15,7 +15,7 @@
  * "sizes OBJECT CACHED". */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <malloc.h>
+#include "malloc_ext.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

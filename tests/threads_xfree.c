@@ -7,7 +7,7 @@
  * TRIM_EVERY operations, so that pages inside folios go back while the
  * others allocate from and free into them.
  * Usage: threads_xfree [threads] [operations per thread] */
-#include <malloc.h>
+#include "malloc_ext.h"
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "api.h"

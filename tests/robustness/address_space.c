@@ -17,7 +17,7 @@
  *    is reported as freed. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <malloc.h>
+#include "malloc_ext.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

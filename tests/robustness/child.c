@@ -36,6 +36,16 @@ static void read_all(int fd, char *buf, size_t cap)
     buf[len] = 0;
 }
 
+/* qemu-user adds a line of its own when the program it runs dies of a
+ * signal; it is not the program's output. */
+static void drop_emulator_line(char *err)
+{
+    const char *line = "qemu: uncaught target signal";
+    char *at = strstr(err, line);
+    if (at && (at == err || at[-1] == '\n'))
+        *at = 0;
+}
+
 void child_run(void (*fn)(const void *arg), const void *arg, unsigned seconds,
                struct child_outcome *out)
 {
@@ -59,6 +69,7 @@ void child_run(void (*fn)(const void *arg), const void *arg, unsigned seconds,
     close(err[1]);
     close(ann[1]);
     read_all(err[0], out->err, sizeof out->err);
+    drop_emulator_line(out->err);
     out->announced = read(ann[0], &out->ptr, sizeof out->ptr) == sizeof out->ptr;
     close(err[0]);
     close(ann[0]);

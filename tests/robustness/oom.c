@@ -17,7 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
-#include <malloc.h>
+#include "malloc_ext.h"
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
