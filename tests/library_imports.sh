@@ -26,7 +26,7 @@ for sym in __tls_get_addr dlsym dlvsym dlopen dladdr fopen fdopen printf fprintf
 done
 # fwrite has one caller: malloc_info's sink, which writes to the FILE the
 # program hands it, with no lock of the allocator's held.
-callers=$("$objdump" -d "$lib" | awk '/^[0-9a-f]+ </ { fn = $2 } /<fwrite@/ { print fn }' | sort -u)
+callers=$("$objdump" -d "$lib" | awk '/^[0-9a-f]+ </ { fn = $2 } /<fwrite@/ && fn !~ /@plt>:$/ { print fn }' | sort -u)
 if [ -n "$callers" ] && [ "$callers" != "<to_file>:" ]; then
   echo "$lib calls fwrite from:" $callers
   fail=1
