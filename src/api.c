@@ -309,19 +309,20 @@ PM_API void *pm_memalign(size_t align, size_t size)
     return alloc_aligned(align, size, "memalign");
 }
 
+/* valloc and pvalloc align to the kernel's page. */
 PM_API void *pm_valloc(size_t size)
 {
-    return alloc_aligned(PM_PAGE, size, "valloc");
+    return alloc_aligned(pm_os_page(), size, "valloc");
 }
 
 PM_API void *pm_pvalloc(size_t size)
 {
-    size_t rounded = (size + PM_PAGE - 1) & ~(PM_PAGE - 1);
+    size_t page = pm_os_page(), rounded = (size + page - 1) & ~(page - 1);
     if (rounded < size) {
         errno = ENOMEM;
         return 0;
     }
-    return alloc_aligned(PM_PAGE, rounded ? rounded : PM_PAGE, "pvalloc");
+    return alloc_aligned(page, rounded ? rounded : page, "pvalloc");
 }
 
 PM_API size_t pm_malloc_usable_size(const void *p)
@@ -383,13 +384,13 @@ PM_API int pm_profile_dump(const char *path)
  * own thread is inside the allocator waits forever, as with glibc's malloc.
  *
  * fork_locked records which of the two a fork did, for its parent and
- * child handlers, whatever pm_libc_single_threaded says by then.  It is
+ * child handlers, whatever pm_os_one_thread says by then.  It is
  * written under every lock, or with no other thread to race. */
 static int fork_locked;
 
 static void prefork(void)
 {
-    if (pm_libc_single_threaded()) {
+    if (pm_os_one_thread()) {
         fork_locked = 0;
         return;
     }

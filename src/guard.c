@@ -102,7 +102,7 @@ static void remove_cell(unsigned c)
 
 static char *page_of(const char *p)
 {
-    return (char *)((uintptr_t)p & ~(uintptr_t)(PM_PAGE - 1));
+    return (char *)((uintptr_t)p & ~(uintptr_t)(pm_os_page() - 1));
 }
 
 /* The mapping's alignment a is at least a page and align: the object ends
@@ -110,8 +110,9 @@ static char *page_of(const char *p)
  * so that the page before its first page is the mapping's. */
 void *pm_guard_alloc(size_t size, size_t align, void *site)
 {
-    size_t a = align > PM_PAGE ? align : PM_PAGE;
-    size_t len = a + ((size + a - 1) & ~(a - 1)) + PM_PAGE;
+    size_t page = pm_os_page();
+    size_t a = align > page ? align : page;
+    size_t len = a + ((size + a - 1) & ~(a - 1)) + page;
     pm_lock_take(&lock);
     if (!nunused) {
         pm_lock_drop(&lock);
@@ -126,10 +127,10 @@ void *pm_guard_alloc(size_t size, size_t align, void *site)
         pm_lock_drop(&lock);
         return 0;
     }
-    char *guard = map + len - PM_PAGE;
-    pm_os_protect_none(guard, PM_PAGE);
+    char *guard = map + len - page;
+    pm_os_protect_none(guard, page);
     char *p = (char *)((uintptr_t)(guard - size) & ~(uintptr_t)(align - 1));
-    pm_os_protect_none(page_of(p) - PM_PAGE, PM_PAGE);
+    pm_os_protect_none(page_of(p) - page, page);
     for (char *b = page_of(p); b < p; b++)
         *b = (char)FILL;
     records[i] = (struct guarded){map, len, p, (size_t)(guard - p), site, 0, 0};
@@ -185,7 +186,7 @@ void pm_guard_free(void *p, const char *call, void *site)
     }
     g->freed = 1;
     g->free_site = site;
-    pm_os_protect_none(g->map, g->len - PM_PAGE);
+    pm_os_protect_none(g->map, g->len - pm_os_page());
     struct guarded old = {0};
     if (q_n == PM_GUARD_QUARANTINE) {
         /* The oldest leaves: its mapping goes, its address with it. */
@@ -213,8 +214,8 @@ static void check_failed(const void *where, const char *what)
 static void check_record(unsigned i)
 {
     const struct guarded *g = &records[i];
-    char *guard = g->map + g->len - PM_PAGE;
-    if (g->p < g->map + PM_PAGE || g->p + g->usable != guard)
+    char *guard = g->map + g->len - pm_os_page();
+    if (g->p < g->map + pm_os_page() || g->p + g->usable != guard)
         check_failed(g->p, "object not between its guard pages");
     if (cells[lookup(g->p)] != i + 1)
         check_failed(g->p, "table does not find the object's record");

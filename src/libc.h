@@ -5,8 +5,7 @@
  * either and a name the running C library lacks reads as absent.
  *
  * What each C library lacks, and what stands in:
- *   __libc_single_threaded (glibc 2.32 on): absent, the process counts
- *       as having several threads, which is always safe;
+ *   __libc_single_threaded (glibc 2.32 on): absent, os.h stands in;
  *   rseq registration (glibc 2.35 on, unless turned off): absent,
  *       pm_libc_rseq_cpu gives -1 and the caller asks sched_getcpu;
  *   the stdio list lock (glibc's _IO_list_lock): absent, fork takes only
@@ -25,10 +24,11 @@
 
 extern char __libc_single_threaded __attribute__((weak));
 
-/* Whether the process has had only one thread so far. */
+/* Whether the C library says the process has had only one thread so
+ * far: 1 or 0, or -1 where it does not say. */
 static inline int pm_libc_single_threaded(void)
 {
-    return &__libc_single_threaded && __libc_single_threaded;
+    return &__libc_single_threaded ? __libc_single_threaded != 0 : -1;
 }
 
 extern const ptrdiff_t __rseq_offset __attribute__((weak));

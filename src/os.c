@@ -28,22 +28,25 @@
 #include "arch.h"
 #include "layout.h"
 
-/* The allocator's page unit must be a whole number of the kernel's pages:
- * purges and guard pages act on PM_PAGE-aligned ranges.  Checked at the
- * first mapping, before any object exists. */
-static void check_page_size(void)
+size_t pm_os_page(void)
 {
-    static int checked;
-    if (pm_likely(__atomic_load_n(&checked, __ATOMIC_RELAXED)))
-        return;
-    if (getauxval(AT_PAGESZ) > PM_PAGE)
-        pm_fatal("malloc", 0, "the kernel's pages are larger than the 4 KiB this build supports");
-    __atomic_store_n(&checked, 1, __ATOMIC_RELAXED);
+    static size_t page;
+    size_t p = __atomic_load_n(&page, __ATOMIC_RELAXED);
+    if (pm_unlikely(!p)) {
+#ifdef PM_TEST_KERNEL_PAGE
+        p = PM_TEST_KERNEL_PAGE;
+#else
+        p = (size_t)getauxval(AT_PAGESZ);
+        if (p < PM_PAGE)
+            p = PM_PAGE;
+#endif
+        __atomic_store_n(&page, p, __ATOMIC_RELAXED);
+    }
+    return p;
 }
 
 void *pm_os_map(size_t size, size_t align)
 {
-    check_page_size();
     int saved = errno;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
@@ -82,7 +85,7 @@ static int dontneed;
 
 static int dontneed_probe(void)
 {
-    size_t page = (size_t)getauxval(AT_PAGESZ);
+    size_t page = pm_os_page();
     volatile char *q = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (q == MAP_FAILED)
         return DONTNEED_UNKNOWN;
@@ -93,6 +96,9 @@ static int dontneed_probe(void)
     return kind;
 }
 
+/* Only the kernel's pages wholly inside the range go back; where the
+ * kernel's page is larger than PM_PAGE, the range's ends are cleared in
+ * place instead, so that the whole range reads as zero all the same. */
 void pm_os_uncommit(void *p, size_t size)
 {
     int saved = errno;
@@ -101,10 +107,19 @@ void pm_os_uncommit(void *p, size_t size)
         kind = dontneed_probe();
         __atomic_store_n(&dontneed, kind, __ATOMIC_RELAXED);
     }
-    if (pm_likely(kind != DONTNEED_IGNORED))
-        madvise(p, size, MADV_DONTNEED);
-    else
-        mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    uintptr_t mask = pm_os_page() - 1, lo = (uintptr_t)p, hi = lo + size;
+    uintptr_t in_lo = (lo + mask) & ~mask, in_hi = hi & ~mask;
+    if (pm_unlikely(in_lo >= in_hi)) {
+        memset(p, 0, size);
+    } else {
+        memset(p, 0, in_lo - lo);
+        memset((void *)in_hi, 0, hi - in_hi);
+        if (pm_likely(kind != DONTNEED_IGNORED))
+            madvise((void *)in_lo, in_hi - in_lo, MADV_DONTNEED);
+        else
+            mmap((void *)in_lo, in_hi - in_lo, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    }
     errno = saved;
 }
 
@@ -119,10 +134,11 @@ unsigned pm_os_resident_sample(const void *p, size_t size, unsigned samples)
 {
     int saved = errno;
     size_t step = (size >> PM_PAGE_SHIFT) / samples * PM_PAGE;
+    uintptr_t mask = pm_os_page() - 1;
     unsigned in = 0;
     for (unsigned i = 0; i < samples; i++) {
         unsigned char v = 0;
-        if (mincore((char *)p + i * step, PM_PAGE, &v) == 0)
+        if (mincore((void *)(((uintptr_t)p + i * step) & ~mask), 1, &v) == 0)
             in += v & 1;
     }
     errno = saved;
@@ -135,6 +151,48 @@ int pm_os_move(void *from, size_t size, void *to)
     void *p = mremap(from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to);
     errno = saved;
     return p == to;
+}
+
+int pm_os_threaded;
+
+void pm_os_thread_started(void)
+{
+    static unsigned started;
+    if (__atomic_add_fetch(&started, 1, __ATOMIC_RELAXED) > 1)
+        __atomic_store_n(&pm_os_threaded, 1, __ATOMIC_RELAXED);
+}
+
+/* The number of threads in /proc/self/stat: the 18th field after the
+ * command's closing parenthesis; 0 when it cannot be read. */
+static unsigned kernel_threads(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *at = strrchr(buf, ')');
+    for (int field = 0; at && field < 18; field++)
+        at = strchr(at + 1, ' ');
+    unsigned threads = 0;
+    for (at = at ? at + 1 : 0; at && *at >= '0' && *at <= '9'; at++)
+        threads = threads * 10 + (unsigned)(*at - '0');
+    return threads;
+}
+
+int pm_os_one_thread(void)
+{
+    int one = pm_libc_single_threaded();
+    if (one >= 0)
+        return one;
+    int saved = errno;
+    one = kernel_threads() == 1;
+    errno = saved;
+    return one;
 }
 
 unsigned pm_os_cpu_slow(void)

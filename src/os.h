@@ -15,6 +15,13 @@
 #define pm_likely(x) __builtin_expect(!!(x), 1)
 #define pm_unlikely(x) __builtin_expect(!!(x), 0)
 
+/* The kernel's page size (PM_PAGE at least), read at the first call: 4,
+ * 16 or 64 KiB.  Folios, large classes and objects are laid out in
+ * PM_PAGE units whatever it is; what asks the kernel for pages (purges,
+ * guard pages, page-aligned requests) follows this one.  A test build
+ * forces it larger than the kernel's (PM_TEST_KERNEL_PAGE). */
+size_t pm_os_page(void);
+
 /* size bytes aligned to align (a power of two, at least a page); NULL when
  * the kernel refuses. */
 void *pm_os_map(size_t size, size_t align);
@@ -36,6 +43,25 @@ int pm_os_move(void *from, size_t size, void *to);
  * sched_getcpu. */
 unsigned pm_os_cpu_slow(void);
 
+/* Whether the process has had one thread so far, as far as primalloc
+ * can tell cheaply: the C library's word, or where it says nothing,
+ * whether a second thread has started using primalloc
+ * (pm_os_thread_started). */
+extern int pm_os_threaded;
+static inline int pm_os_single_threaded(void)
+{
+    int one = pm_libc_single_threaded();
+    return pm_likely(one >= 0) ? one : !__atomic_load_n(&pm_os_threaded, __ATOMIC_RELAXED);
+}
+
+/* A thread starts using primalloc. */
+void pm_os_thread_started(void);
+
+/* Whether the process has one thread now, for fork: the C library's word,
+ * or the kernel's count where the C library says nothing (0 when it
+ * cannot be read).  Async-signal-safe. */
+int pm_os_one_thread(void);
+
 /* The CPU whose caches and carving lane this thread uses: the one it runs
  * on now (it may move at any time), or CPU 0 while the process has a
  * single thread.  One thread alone shares no line with another, and
@@ -44,7 +70,7 @@ unsigned pm_os_cpu_slow(void);
  * thread's free asks on every call. */
 static inline unsigned pm_os_cpu(void)
 {
-    if (pm_libc_single_threaded())
+    if (pm_os_single_threaded())
         return 0;
     int32_t cpu = pm_libc_rseq_cpu();
     return pm_likely(cpu >= 0) ? (unsigned)cpu : pm_os_cpu_slow();
@@ -94,7 +120,8 @@ int pm_os_env_on(const char *name);
  * sets none (unset, empty, not all digits, or above 2^32). */
 uint32_t pm_os_env_number(const char *name);
 
-/* Makes [p, p + size), whole pages, inaccessible: any access faults. */
+/* Makes [p, p + size), whole pages of the kernel's, inaccessible: any
+ * access faults. */
 void pm_os_protect_none(void *p, size_t size);
 /* Installs on_fault for SIGSEGV, once.  It runs with the faulting address
  * in the signal handler and returns only if the fault is not its own: the

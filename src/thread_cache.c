@@ -204,6 +204,7 @@ static void tc_start(void)
     pm_tc.budget = PM_TC_OWN_BUDGET;
     __builtin_memcpy(pm_tc.bins, start_bins, sizeof start_bins);
     pm_tc.state = TC_LIVE;
+    pm_os_thread_started();
     if (!pthread_setspecific(exit_key, &pm_tc))
         join();
 }

@@ -84,22 +84,22 @@ static void test_clock(void)
     }
 }
 
-/* Eight samples of 64 pages fall on every eighth page; an unmapped range
- * has none in memory. */
+/* Eight samples of 64 of the kernel's pages fall on every eighth page;
+ * an unmapped range has none in memory. */
 static void test_resident_sample(void)
 {
-    size_t pages = 64;
-    unsigned char *p = pm_os_map(pages * PM_PAGE, PM_PAGE);
+    size_t pages = 64, page = pm_os_page();
+    unsigned char *p = pm_os_map(pages * page, page);
     CHECK(p);
-    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 0);
+    CHECK(pm_os_resident_sample(p, pages * page, 8) == 0);
     for (size_t i = 0; i < 3; i++)
-        p[i * 8 * PM_PAGE] = 1;
-    p[PM_PAGE] = 1;
-    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 3);
-    memset(p, 1, pages * PM_PAGE);
-    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 8);
-    pm_os_unmap(p, pages * PM_PAGE);
-    CHECK(pm_os_resident_sample(p, pages * PM_PAGE, 8) == 0);
+        p[i * 8 * page] = 1;
+    p[page] = 1;
+    CHECK(pm_os_resident_sample(p, pages * page, 8) == 3);
+    memset(p, 1, pages * page);
+    CHECK(pm_os_resident_sample(p, pages * page, 8) == 8);
+    pm_os_unmap(p, pages * page);
+    CHECK(pm_os_resident_sample(p, pages * page, 8) == 0);
 }
 
 int main(void)
