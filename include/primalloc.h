@@ -11,12 +11,28 @@
 
 #include <stddef.h>
 
+/* The version of this header; the build takes its version from here.  A
+ * new major version breaks the ABI, and the shared library's soname
+ * follows it. */
+#define PRIMALLOC_VERSION_MAJOR 0
+#define PRIMALLOC_VERSION_MINOR 1
+#define PRIMALLOC_VERSION_PATCH 0
+#define PRIMALLOC_STRINGIFY_(x) #x
+#define PRIMALLOC_STRINGIFY(x) PRIMALLOC_STRINGIFY_(x)
+#define PRIMALLOC_VERSION                                                                \
+    PRIMALLOC_STRINGIFY(PRIMALLOC_VERSION_MAJOR)                                         \
+    "." PRIMALLOC_STRINGIFY(PRIMALLOC_VERSION_MINOR) "." PRIMALLOC_STRINGIFY(PRIMALLOC_VERSION_PATCH)
+
 /* What the library exports, whatever visibility it is built with. */
 #define PM_API __attribute__((visibility("default")))
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the library that runs, "MAJOR.MINOR.PATCH": it may be
+ * newer than the header a program was built with. */
+const char *pm_version(void);
 
 void *pm_malloc(size_t size);
 void pm_free(void *ptr);

@@ -340,6 +340,11 @@ PM_API void pm_free_aligned_sized(void *p, size_t align, size_t size)
     pm_dealloc_aligned(p, align, size, "free_aligned_sized");
 }
 
+PM_API const char *pm_version(void)
+{
+    return PRIMALLOC_VERSION;
+}
+
 PM_API int pm_trim(void)
 {
     pm_tc_flush();

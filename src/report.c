@@ -13,7 +13,6 @@
 #include "primalloc.h"
 #include "stats.h"
 #include "text.h"
-#include "version.h"
 
 _Static_assert(PM_REPORT_TABLE == PM_STATS_TABLE && PM_REPORT_JSON == PM_STATS_JSON,
                "pm_stats_print's formats are the report's");
@@ -144,7 +143,7 @@ static void put_event_line(struct out *o, const char *name, uint64_t v, const ch
 
 static void table(struct out *o, const struct pm_snapshot *s)
 {
-    put(o, "primalloc " PM_VERSION " statistics: pid ");
+    put(o, "primalloc " PRIMALLOC_VERSION " statistics: pid ");
     put_num(o, (uint64_t)pm_os_pid(), 0);
     put(o, ", ");
     put_num(o, s->total.threads, 0);
@@ -215,7 +214,7 @@ static void json_num(struct out *o, int *first, const char *name, uint64_t v)
 static void json(struct out *o, const struct pm_snapshot *s)
 {
     int first = 1;
-    put(o, "{\"allocator\": \"primalloc\", \"version\": \"" PM_VERSION "\", ");
+    put(o, "{\"allocator\": \"primalloc\", \"version\": \"" PRIMALLOC_VERSION "\", ");
     json_num(o, &first, "pid", (uint64_t)pm_os_pid());
     json_num(o, &first, "threads", s->total.threads);
     json_num(o, &first, "huge_objects", s->total.huge_objects);

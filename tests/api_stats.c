@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pm_get_stats and pm_trim: the counters follow huge objects, chunks and
  * folios, and trimming after a large free gives memory back to the kernel
- * (resident memory falls). */
+ * (resident memory falls).  pm_version is the header's. */
 #include <string.h>
 #include "primalloc.h"
 #include "check.h"
@@ -72,6 +72,7 @@ static void chunks_folios_and_trim(void)
 
 int main(void)
 {
+    CHECK(!strcmp(pm_version(), PRIMALLOC_VERSION));
     huge_bytes_follow_huge_objects();
     chunks_folios_and_trim();
     /* Memory given back is usable again. */
