@@ -45,4 +45,19 @@ cmake -S "$src" -B "$tmp/cmake" -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$p
 cmake --build "$tmp/cmake" >/dev/null || fail "the find_package consumer does not build"
 run_consumer "$tmp/cmake/consumer_shared" "$libdir/$soname"
 run_consumer "$tmp/cmake/consumer_static"
-echo "install ok: pkg-config and find_package consumers ran against $prefix"
+# Embedded: the consumer project builds primalloc from this source tree;
+# no test of primalloc's may build inside it.
+root=$(cd "$src/../.." && pwd)
+for way in subdirectory fetch; do
+  fetch=OFF
+  [ $way = subdirectory ] || fetch=ON
+  cmake -S "$src/embed" -B "$tmp/$way" -DCMAKE_C_COMPILER="$cc" -DPM_SOURCE="$root" -DPM_FETCH=$fetch \
+    -DFETCHCONTENT_SOURCE_DIR_PRIMALLOC="$root" >/dev/null || fail "the $way consumer does not configure"
+  cmake --build "$tmp/$way" >/dev/null || fail "the $way consumer does not build"
+  ! find "$tmp/$way" -name 'unit_*' -o -name 'CTestTestfile.cmake' | grep -q . ||
+    fail "the $way consumer built primalloc's tests"
+  shared=$(find "$tmp/$way" -name 'libprimalloc.so.[0-9]*' -type f | head -1)
+  libdir=$(dirname "$shared") run_consumer "$tmp/$way/consumer_shared" "$shared"
+  run_consumer "$tmp/$way/consumer_static"
+done
+echo "install ok: pkg-config, find_package, add_subdirectory and FetchContent consumers ran"
