@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The platform layer's parsers of what the environment says (numbers and
  * signal names or numbers, with everything that is not one read as 0), its
- * test of when a periodic task is due, its clock, and its sample of the
- * pages of a range that are in memory. */
+ * test of when a periodic task is due, its clock, its sample of the pages
+ * of a range that are in memory, and the CPU number by either path: the
+ * rseq area where the C library registered one, else sched_getcpu
+ * (PM_TEST_RSEQ says which this run must take). */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -102,13 +106,41 @@ static void test_resident_sample(void)
     CHECK(pm_os_resident_sample(p, pages * page, 8) == 0);
 }
 
+static void *nothing(void *arg)
+{
+    return arg;
+}
+
+/* With a second thread started (one thread alone is on CPU 0), the CPU
+ * number is the one the thread is pinned to, on every CPU it may use. */
+static void test_cpu(void)
+{
+    const char *want = getenv("PM_TEST_RSEQ");
+    CHECK(want && (!strcmp(want, "registered") || !strcmp(want, "absent")));
+    CHECK((pm_libc_rseq_cpu() >= 0) == !strcmp(want, "registered"));
+    pthread_t t;
+    CHECK(pthread_create(&t, 0, nothing, 0) == 0 && pthread_join(t, 0) == 0);
+    pm_os_thread_started();
+    pm_os_thread_started();
+    cpu_set_t all;
+    CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &all))
+            continue;
+        pin(c);
+        CHECK(pm_os_cpu() == (unsigned)c);
+    }
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+}
+
 int main(void)
 {
+    test_cpu();
     test_env_number();
     test_signal_number();
     test_due();
     test_clock();
     test_resident_sample();
-    printf("os: parsers, clock and residency ok\n");
+    printf("os: parsers, clock, residency and CPU number ok\n");
     return 0;
 }
