@@ -153,6 +153,31 @@ int pm_os_move(void *from, size_t size, void *to)
     return p == to;
 }
 
+/* The file calls primalloc makes, as raw system calls: the C library's
+ * open, read, write and close are cancellation points, and a thread with
+ * a cancellation pending would end inside a report, silently, holding
+ * whatever lock the report was made under.  Each returns -1 with errno
+ * set on failure, as the C library's do. */
+static int sys_open(const char *path, int flags, int mode)
+{
+    return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+static ssize_t sys_read(int fd, void *buf, size_t n)
+{
+    return (ssize_t)syscall(SYS_read, fd, buf, n);
+}
+
+static ssize_t sys_write(int fd, const void *buf, size_t n)
+{
+    return (ssize_t)syscall(SYS_write, fd, buf, n);
+}
+
+static void sys_close(int fd)
+{
+    syscall(SYS_close, fd);
+}
+
 int pm_os_threaded;
 
 void pm_os_thread_started(void)
@@ -167,11 +192,11 @@ void pm_os_thread_started(void)
 static unsigned kernel_threads(void)
 {
     char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    int fd = sys_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    ssize_t n = sys_read(fd, buf, sizeof buf - 1);
+    sys_close(fd);
     if (n <= 0)
         return 0;
     buf[n] = 0;
@@ -383,7 +408,7 @@ char *pm_os_put_dec(char *o, uint64_t v)
 _Noreturn void pm_os_die(char *buf, char *end)
 {
     *end++ = '\n';
-    ssize_t ignored = write(2, buf, (size_t)(end - buf));
+    ssize_t ignored = sys_write(2, buf, (size_t)(end - buf));
     (void)ignored;
     abort();
 }
@@ -642,14 +667,14 @@ int pm_os_on_signal(int sig, void (*fn)(int))
 
 int pm_os_create(const char *path)
 {
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    return sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
 int pm_os_write(int fd, const void *buf, size_t n)
 {
     const char *p = buf;
     while (n) {
-        ssize_t done = write(fd, p, n);
+        ssize_t done = sys_write(fd, p, n);
         if (done < 0 && errno == EINTR)
             continue;
         if (done <= 0)
@@ -662,23 +687,23 @@ int pm_os_write(int fd, const void *buf, size_t n)
 
 int pm_os_copy_file(const char *path, int fd)
 {
-    int in = open(path, O_RDONLY | O_CLOEXEC);
+    int in = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (in < 0)
         return -1;
     char buf[4096];
     ssize_t n;
     int status = 0;
-    while (!status && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+    while (!status && ((n = sys_read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
         if (n > 0)
             status = pm_os_write(fd, buf, (size_t)n);
-    close(in);
+    sys_close(in);
     return n < 0 ? -1 : status;
 }
 
 void pm_os_close(int fd)
 {
     int saved = errno;
-    close(fd);
+    sys_close(fd);
     errno = saved;
 }
 

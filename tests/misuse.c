@@ -2,9 +2,12 @@
 /* Misuse: a double free of a small object, or a pointer primalloc never
  * handed out, must abort the process after one line on stderr of the form
  * "primalloc: <call>(<pointer>): <what>".  Each case runs in a forked child
- * (robustness/child.h) that first announces the pointer it is about to misuse. */
+ * (robustness/child.h) that first announces the pointer it is about to misuse;
+ * each runs again with a cancellation pending, which must not end the
+ * thread inside the report. */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <pthread.h>
 #include "malloc_ext.h"
 #include <signal.h>
 #include <stdint.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "check.h"
 #include "child.h"
 
@@ -116,15 +120,27 @@ static const struct misuse cases[] = {
     {"realloc of a stack address", "realloc", realloc_stack_pointer},
 };
 
+/* A case run with a cancellation pending: the report is no cancellation
+ * point, so the thread cannot end inside it, silently, holding a lock. */
+static void cancel_pending(const void *arg)
+{
+    const struct misuse *m = arg;
+    CHECK(pthread_cancel(pthread_self()) == 0);
+    m->run(0);
+}
+
 /* Returns 1 if the case behaved, printing what went wrong otherwise. */
-static int run_case(const struct misuse *m)
+static int run_case(const struct misuse *m, int cancelled)
 {
     struct child_outcome out;
-    child_run(m->run, NULL, CASE_SECONDS, &out);
+    if (cancelled)
+        child_run(cancel_pending, m, CASE_SECONDS, &out);
+    else
+        child_run(m->run, NULL, CASE_SECONDS, &out);
     int ok = 1;
     if (!WIFSIGNALED(out.status) || WTERMSIG(out.status) != SIGABRT) {
-        printf("%s: child was not killed by SIGABRT (%s)\n", m->name,
-               child_status_text(out.status));
+        printf("%s%s: child was not killed by SIGABRT (%s)\n", m->name,
+               cancelled ? ", cancellation pending" : "", child_status_text(out.status));
         ok = 0;
     }
     /* One line: "primalloc: <call>(<pointer>): <what>\n". */
@@ -135,19 +151,41 @@ static int run_case(const struct misuse *m)
     char *nl = strchr(out.err, '\n');
     if (fields != 3 || !nl || nl[1] != 0 || strcmp(call, m->call) != 0 || !out.announced ||
         said != out.ptr) {
-        printf("%s: expected one line \"primalloc: %s(%#" PRIxPTR "): ...\", got \"%s\"\n",
-               m->name, m->call, out.ptr, out.err);
+        printf("%s%s: expected one line \"primalloc: %s(%#" PRIxPTR "): ...\", got \"%s\"\n",
+               m->name, cancelled ? ", cancellation pending" : "", m->call, out.ptr, out.err);
         ok = 0;
     }
     return ok;
 }
 
+/* malloc_stats with a cancellation pending prints its whole table and
+ * returns (glibc's tst-malloc-stats-cancellation). */
+static void stats_cancel_pending(const void *arg __attribute__((unused)))
+{
+    free(malloc(opaque(100)));
+    CHECK(pthread_cancel(pthread_self()) == 0);
+    malloc_stats();
+    _exit(7);
+}
+
+static int stats_not_cancelled(void)
+{
+    struct child_outcome out;
+    child_run(stats_cancel_pending, NULL, CASE_SECONDS, &out);
+    if (WIFEXITED(out.status) && WEXITSTATUS(out.status) == 7 && strstr(out.err, "primalloc"))
+        return 1;
+    printf("malloc_stats, cancellation pending: %s, stderr \"%s\"\n", child_status_text(out.status),
+           out.err);
+    return 0;
+}
+
 int main(void)
 {
+    size_t n = sizeof cases / sizeof cases[0];
     int failed = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        failed += !run_case(&cases[i]);
-    CHECK_MSG(failed == 0, "%d of %zu misuse cases misbehaved", failed,
-              sizeof cases / sizeof cases[0]);
+    for (size_t i = 0; i < n; i++)
+        failed += !run_case(&cases[i], 0) + !run_case(&cases[i], 1);
+    failed += !stats_not_cancelled();
+    CHECK_MSG(failed == 0, "%d of %zu misuse cases misbehaved", failed, 2 * n + 1);
     return 0;
 }
