@@ -4,13 +4,14 @@
 # aarch64 and riscv64: scripts/platforms.sh), `make bench` runs the
 # allocator comparison, `make install PREFIX=/usr/local` installs the
 # libraries, header, pkg-config file, CMake package and man pages (with
-# DESTDIR= to stage them).  test and bench install the Debian packages
-# they need.
+# DESTDIR= to stage them), `make uninstall` removes them again, and
+# `make package` builds a Debian package of them.  test and bench
+# install the Debian packages they need.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 
-.PHONY: all test bench fuzz install clean
+.PHONY: all test bench fuzz install uninstall package clean
 
 all:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
@@ -35,6 +36,12 @@ fuzz:
 
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	cmake --build $(BUILD) --target uninstall
+
+package: all
+	cd $(BUILD) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD)

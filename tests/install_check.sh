@@ -3,7 +3,8 @@
 # Installs the build into a staging directory (DESTDIR, prefix /usr/local)
 # and builds tests/install/consumer.c against the staged tree twice: with
 # `pkg-config --cflags --libs primalloc`, and as a CMake project using
-# find_package(primalloc), shared and static.  Each consumer must run,
+# find_package(primalloc), shared and static; then embedded in a project
+# that builds primalloc itself; then uninstalls.  Each consumer must run,
 # say "consumer ok", and (shared) hold pm_malloc in the staged library.
 # Usage: install_check.sh BUILD_DIR C_COMPILER
 set -euo pipefail
@@ -52,7 +53,8 @@ for way in subdirectory fetch; do
   fetch=OFF
   [ $way = subdirectory ] || fetch=ON
   cmake -S "$src/embed" -B "$tmp/$way" -DCMAKE_C_COMPILER="$cc" -DPM_SOURCE="$root" -DPM_FETCH=$fetch \
-    -DFETCHCONTENT_SOURCE_DIR_PRIMALLOC="$root" >/dev/null || fail "the $way consumer does not configure"
+    -DFETCHCONTENT_SOURCE_DIR_PRIMALLOC="$root" --no-warn-unused-cli >/dev/null ||
+    fail "the $way consumer does not configure"
   cmake --build "$tmp/$way" >/dev/null || fail "the $way consumer does not build"
   ! find "$tmp/$way" -name 'unit_*' -o -name 'CTestTestfile.cmake' | grep -q . ||
     fail "the $way consumer built primalloc's tests"
@@ -60,4 +62,8 @@ for way in subdirectory fetch; do
   libdir=$(dirname "$shared") run_consumer "$tmp/$way/consumer_shared" "$shared"
   run_consumer "$tmp/$way/consumer_static"
 done
-echo "install ok: pkg-config, find_package, add_subdirectory and FetchContent consumers ran"
+# `make uninstall` takes back every file the staged install wrote.
+DESTDIR=$tmp/stage cmake --build "$build" --target uninstall >/dev/null || fail "uninstall failed"
+left=$(find "$tmp/stage" -type f -o -type l)
+[ -z "$left" ] || fail "uninstall left: $left"
+echo "install ok: pkg-config, find_package, add_subdirectory and FetchContent consumers ran; uninstall removed all"
