@@ -123,8 +123,8 @@ static void check_colors(void)
 }
 
 /* A thread that allocates once: where the C library does not say
- * whether the process has threads, one that allocates makes it
- * threaded (os.h). */
+ * whether the process has threads, a second thread that allocates makes
+ * it threaded (os.h), so the main thread allocates too. */
 static void *nothing(void *arg)
 {
     pm_free(pm_malloc(16));
@@ -306,6 +306,7 @@ int main(void)
     check_lanes(pm_bin_of_small(128), cpu_a, cpu_b, 0);
     pthread_t t;
     CHECK(pthread_create(&t, 0, nothing, 0) == 0 && pthread_join(t, 0) == 0);
+    pm_free(pm_malloc(16));
     check_lanes(pm_bin_of_small(160), cpu_a, cpu_b, 1);
 
     bin = pm_bin_of_small(64);
