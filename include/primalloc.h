@@ -61,6 +61,23 @@ struct pm_stats {
 };
 void pm_get_stats(struct pm_stats *out);
 
+/* The process totals the statistics report prints, as numbers for a
+ * service to export: taken without allocating, exact while no other
+ * thread allocates or frees (primalloc(3) defines each). */
+struct pm_process_stats {
+    size_t allocated;   /* bytes of objects in use (their size classes') */
+    size_t active;      /* bytes of folios holding objects, and huge objects */
+    size_t dirty;       /* bytes of empty folios and free runs that may be committed */
+    size_t committed;   /* active + dirty */
+    size_t metadata;    /* bytes of primalloc's own bookkeeping */
+    size_t mapped;      /* address space of chunks */
+    size_t peak_active; /* high-water mark of active */
+    size_t peak_mapped; /* high-water mark of mapped */
+    size_t huge_objects;
+    size_t threads;     /* threads using their caches */
+};
+void pm_get_process_stats(struct pm_process_stats *out);
+
 /* Writes the sampled heap profile (PRIMALLOC_PROF=1 in the environment
  * turns it on) to path, in the gperftools heap-profile text format that
  * google-pprof and jeprof read, and as folded stacks for flame graphs to

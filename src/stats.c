@@ -87,6 +87,25 @@ void pm_stats_take(struct pm_snapshot *s)
                   pool.metadata + t->threads * sizeof(struct pm_thread_cache);
 }
 
+PM_API void pm_get_process_stats(struct pm_process_stats *out)
+{
+    struct pm_snapshot s;
+    pm_stats_take(&s);
+    const struct pm_totals *t = &s.total;
+    *out = (struct pm_process_stats){
+        .allocated = t->allocated,
+        .active = t->active,
+        .dirty = t->dirty,
+        .committed = t->committed,
+        .metadata = t->metadata,
+        .mapped = t->mapped,
+        .peak_active = t->peak_active,
+        .peak_mapped = t->peak_mapped,
+        .huge_objects = t->huge_objects,
+        .threads = t->threads,
+    };
+}
+
 PM_API void pm_get_stats(struct pm_stats *out)
 {
     out->chunks = __atomic_load_n(&pm_stats_global.chunks, __ATOMIC_RELAXED);

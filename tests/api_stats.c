@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* pm_get_stats and pm_trim: the counters follow huge objects, chunks and
  * folios, and trimming after a large free gives memory back to the kernel
- * (resident memory falls).  pm_version is the header's. */
+ * (resident memory falls); pm_get_process_stats's totals follow huge
+ * objects.  pm_version is the header's. */
 #include <string.h>
 #include "primalloc.h"
 #include "check.h"
@@ -70,8 +71,40 @@ static void chunks_folios_and_trim(void)
     pm_free(small);
 }
 
+static struct pm_process_stats totals(void)
+{
+    struct pm_process_stats t;
+    memset(&t, 0xff, sizeof t);
+    pm_get_process_stats(&t);
+    CHECK(t.committed == t.active + t.dirty);
+    CHECK(t.active >= t.allocated && t.peak_active >= t.active && t.peak_mapped >= t.mapped);
+    CHECK(t.metadata > 0);
+    return t;
+}
+
+/* The process totals follow a huge object in and out, page for page. */
+static void process_totals_follow_huge_objects(void)
+{
+    const size_t n = 24 * MiB;
+    struct pm_process_stats before = totals();
+    char *p = pm_malloc(n);
+    CHECK(p != NULL);
+    struct pm_process_stats during = totals();
+    CHECK_EQ(during.allocated - before.allocated, n);
+    CHECK_EQ(during.huge_objects, before.huge_objects + 1);
+    CHECK(during.mapped >= before.mapped + n && during.peak_active >= before.active + n);
+    pm_free(p);
+    struct pm_process_stats after = totals();
+    CHECK_EQ(after.allocated, before.allocated);
+    CHECK_EQ(after.huge_objects, before.huge_objects);
+    void *small = pm_malloc(16);
+    CHECK(totals().threads >= 1);
+    pm_free(small);
+}
+
 int main(void)
 {
+    process_totals_follow_huge_objects();
     CHECK(!strcmp(pm_version(), PRIMALLOC_VERSION));
     huge_bytes_follow_huge_objects();
     chunks_folios_and_trim();

@@ -18,7 +18,7 @@ static const char *const names[] = {
     "pm_malloc", "pm_free", "pm_calloc", "pm_realloc", "pm_reallocarray",
     "pm_posix_memalign", "pm_aligned_alloc", "pm_memalign", "pm_valloc",
     "pm_pvalloc", "pm_malloc_usable_size", "pm_free_sized",
-    "pm_free_aligned_sized", "pm_trim", "pm_get_stats", "pm_stats_print", "pm_version",
+    "pm_free_aligned_sized", "pm_trim", "pm_get_stats", "pm_stats_print", "pm_version", "pm_get_process_stats",
     /* operator new and new[]: plain, nothrow, aligned, aligned nothrow */
     "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
     "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
