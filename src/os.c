@@ -77,9 +77,10 @@ void pm_os_unmap(void *p, size_t size)
 }
 
 /* Whether MADV_DONTNEED gives pages back as zero pages: Linux's does,
- * but an emulator may take it as a hint and ignore it (qemu-user before
- * 8.1).  A probe at the first call tells; where it fails, fresh anonymous
- * memory mapped over the range keeps pm_os_uncommit's promise. */
+ * but an emulator may take it as a hint and ignore it (Debian 12's
+ * qemu-user 7.2 does).  A probe at the first call tells; where it fails,
+ * fresh anonymous memory mapped over the range keeps pm_os_uncommit's
+ * promise. */
 enum { DONTNEED_UNKNOWN, DONTNEED_ZEROES, DONTNEED_IGNORED };
 static int dontneed;
 
