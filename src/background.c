@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "background.h"
 #include "cache.h"
+#include "options.h"
 #include "os.h"
 #include "purge.h"
 
@@ -42,7 +43,7 @@ static void *background(void *unused)
  * it if so; a thread that cannot be made leaves it off. */
 static void start(void)
 {
-    uint32_t state = BG_UNASKED, want = pm_os_env_on(PM_PURGE_THREAD_ENV) ? BG_ON : BG_OFF;
+    uint32_t state = BG_UNASKED, want = pm_option(PM_OPT_PURGE_THREAD) ? BG_ON : BG_OFF;
     if (__atomic_compare_exchange_n(&bg_state, &state, want, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
         want == BG_ON && !pm_os_thread(background))
         __atomic_store_n(&bg_state, BG_OFF, __ATOMIC_RELEASE);

@@ -15,9 +15,6 @@
 
 #include "footprint.h"
 
-/* The environment variable that starts the background thread. */
-#define PM_PURGE_THREAD_ENV "PRIMALLOC_PURGE_THREAD"
-
 /* Settles (purge.h), then starts the thread at the first call that finds
  * the environment asking for it, or wakes it if it waits while memory
  * waits to be given back.  Called with no lock held. */

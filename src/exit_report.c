@@ -1,22 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #include "exit_report.h"
+#include "options.h"
 #include "os.h"
 #include "report.h"
 #include "text.h"
 
-#define PATH_BYTES 4096
-
 static int format = -1;      /* none */
 static struct pm_os_file err; /* stderr's file, when the report goes there */
-/* The path, copied: a program may rewrite its environment's strings. */
-static char path[PATH_BYTES];
-
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
+/* The path (options.h keeps a copy: a program may rewrite its
+ * environment's strings); "" for stderr. */
+static const char *path = "";
 
 static void warn(const char *what)
 {
@@ -29,36 +22,15 @@ static void warn(const char *what)
     pm_os_write(2, line, (size_t)(o - line));
 }
 
-/* An empty variable counts as unset. */
-static const char *env(const char *name)
-{
-    const char *v = pm_os_env(name);
-    return v && *v ? v : 0;
-}
-
 void pm_exit_report_init(void)
 {
-    const char *f = env("PRIMALLOC_STATS"), *p = env("PRIMALLOC_STATS_FILE");
-    if (!f && !p)
+    uint64_t f = pm_option(PM_OPT_STATS);
+    path = pm_option_text(PM_OPT_STATS_FILE);
+    if (f == PM_EXIT_NONE && !path[0])
         return;
-    int want = !f || same(f, "json") ? PM_REPORT_JSON : same(f, "table") ? PM_REPORT_TABLE : -1;
-    if (want < 0) {
-        warn("PRIMALLOC_STATS must be table or json; no report at exit");
+    if (!path[0] && !pm_os_file_keep(2, &err))
         return;
-    }
-    if (p) {
-        size_t n = 0;
-        while (p[n] && n < sizeof path)
-            n++;
-        if (n == sizeof path) {
-            warn("PRIMALLOC_STATS_FILE too long; no report at exit");
-            return;
-        }
-        __builtin_memcpy(path, p, n + 1);
-    } else if (!pm_os_file_keep(2, &err)) {
-        return;
-    }
-    format = want;
+    format = f == PM_EXIT_TABLE ? PM_REPORT_TABLE : PM_REPORT_JSON;
 }
 
 /* The path with each %p replaced by the process id; 0 if too long. */
@@ -92,7 +64,7 @@ __attribute__((destructor)) static void report_at_exit(void)
             pm_report(pm_report_to_fd, &fd, format);
         return;
     }
-    char name[PATH_BYTES + 64];
+    char name[PM_OPTION_TEXT_BYTES + 64];
     int fd = expand(name, sizeof name) ? pm_os_create(name) : -1;
     if (fd < 0) {
         warn("cannot create PRIMALLOC_STATS_FILE; no report at exit");

@@ -2,6 +2,7 @@
 #include "guard.h"
 #include "layout.h"
 #include "lock.h"
+#include "options.h"
 #include "os.h"
 
 uint32_t pm_guard_rate;
@@ -44,7 +45,7 @@ void pm_guard_init(void)
         return;
     pm_lock_take(&lock);
     if (!done) {
-        uint32_t rate = pm_os_env_number(PM_GUARD_RATE_ENV);
+        uint32_t rate = (uint32_t)pm_option(PM_OPT_GUARD_RATE);
         size_t bytes = PM_GUARD_OBJECTS * sizeof *records + CELLS * sizeof *cells;
         char *m = rate ? pm_os_map((bytes + PM_PAGE - 1) & ~(size_t)(PM_PAGE - 1), PM_PAGE) : 0;
         if (m) {

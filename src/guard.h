@@ -31,7 +31,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PM_GUARD_RATE_ENV "PRIMALLOC_GUARD_RATE"
 #define PM_GUARD_QUARANTINE 64
 #define PM_GUARD_OBJECTS 4096
 

@@ -7,6 +7,7 @@
 #include "huge.h"
 #include "free_object.h"
 #include "lock.h"
+#include "options.h"
 #include "sizeclass.h"
 #include "text.h"
 
@@ -533,7 +534,6 @@ static int write_file(const char *path, void (*write)(struct out *, const struct
     return o.failed ? -1 : 0;
 }
 
-static char prefix[4096] = "primalloc";
 static uint32_t dumps;
 
 static char *cat(char *at, const char *end, const char *s)
@@ -548,13 +548,13 @@ static char *cat(char *at, const char *end, const char *s)
  * while it holds its own. */
 int pm_prof_dump(const char *path)
 {
-    char name[sizeof prefix + 64], digits[24];
+    char name[PM_OPTION_TEXT_BYTES + 64], digits[24];
     const char *end = name + sizeof name - sizeof ".folded";
     if (!pm_prof_on) {
         errno = EINVAL;
         return -1;
     }
-    char *stem = cat(name, end, path ? path : prefix);
+    char *stem = cat(name, end, path ? path : pm_option_text(PM_OPT_PROF_FILE));
     if (!path) {
         stem = cat(stem, end, ".");
         stem = cat(stem, end, pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10));
@@ -602,40 +602,18 @@ int pm_prof_start(long rate)
     return 1;
 }
 
-/* A decimal count of bytes, 0 if s is not one. */
-static long parse_bytes(const char *s)
-{
-    long v = 0;
-    for (; *s >= '0' && *s <= '9' && v < (1l << 40); s++)
-        v = v * 10 + (*s - '0');
-    return *s ? 0 : v;
-}
-
 static int from_environment;
 
-/* The environment is read once, before main; a setting it cannot use
- * ends the process, as misuse does. */
+/* The settings are read before main (options.h); the signal's number was
+ * checked catchable when read. */
 __attribute__((constructor)) static void prof_environment(void)
 {
-    if (!pm_os_env_on("PRIMALLOC_PROF"))
-        return;
-    const char *v = pm_os_env("PRIMALLOC_PROF_RATE");
-    long rate = v ? parse_bytes(v) : PM_PROF_DEFAULT_RATE;
-    if (rate <= 0)
-        pm_fatal("PRIMALLOC_PROF_RATE", 0, "not a positive count of bytes");
-    if ((v = pm_os_env("PRIMALLOC_PROF_FILE"))) {
-        size_t n = 0;
-        while (v[n] && n < sizeof prefix - 1)
-            n++;
-        __builtin_memcpy(prefix, v, n);
-        prefix[n] = 0;
-    }
-    if (!pm_prof_start(rate))
+    if (!pm_option(PM_OPT_PROF) || !pm_prof_start((long)pm_option(PM_OPT_PROF_RATE)))
         return;
     from_environment = 1;
-    int sig = 0;
-    if ((v = pm_os_env("PRIMALLOC_PROF_SIGNAL")) && (!(sig = pm_os_signal_number(v)) || !pm_os_on_signal(sig, on_signal)))
-        pm_fatal("PRIMALLOC_PROF_SIGNAL", 0, "not a signal that can be caught");
+    int sig = (int)pm_option(PM_OPT_PROF_SIGNAL);
+    if (sig)
+        pm_os_on_signal(sig, on_signal);
 }
 
 __attribute__((destructor)) static void prof_at_exit(void)

@@ -29,12 +29,11 @@
  * out unsampled.  One lock guards the tables, taken only on sampled
  * allocations, frees of sampled objects (and of huge objects) and dumps.
  *
- * Environment (read by a constructor): PRIMALLOC_PROF=1 turns the
- * profile on, PRIMALLOC_PROF_RATE the mean bytes between samples
- * (default 524288), PRIMALLOC_PROF_FILE the prefix of dump files
- * (default "primalloc": primalloc.PID.SEQ.heap and .folded),
- * PRIMALLOC_PROF_SIGNAL a signal (SIGUSR2, USR2 or its number) that dumps.
- * With PRIMALLOC_PROF=1, the process dumps at exit too. */
+ * Settings (options.h), acted on by a constructor: PRIMALLOC_PROF=1 turns
+ * the profile on, PRIMALLOC_PROF_RATE the mean bytes between samples,
+ * PRIMALLOC_PROF_FILE the prefix of dump files (PREFIX.PID.SEQ.heap and
+ * .folded), PRIMALLOC_PROF_SIGNAL a signal that dumps.  With
+ * PRIMALLOC_PROF=1, the process dumps at exit too. */
 #ifndef PM_HEAP_PROFILE_H
 #define PM_HEAP_PROFILE_H
 
@@ -43,7 +42,6 @@
 #include "sampler.h"
 
 #define PM_PROF_DEPTH 48
-#define PM_PROF_DEFAULT_RATE (512l << 10)
 
 /* Whether the profile is on (it is never turned off again). */
 extern int pm_prof_on __attribute__((visibility("hidden")));

@@ -276,32 +276,6 @@ void pm_os_sleep_ms(uint32_t ms)
     errno = saved;
 }
 
-int pm_os_env_on(const char *name)
-{
-    const char *v = pm_os_env(name);
-    return v && v[0] == '1' && !v[1];
-}
-
-/* The number s spells in decimal digits alone, if it is at most `most`;
- * otherwise (empty, another character, or too big) most + 1. */
-static uint64_t decimal(const char *s, uint32_t most)
-{
-    uint64_t n = 0;
-    if (!*s)
-        return (uint64_t)most + 1;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9' || (n = n * 10 + (uint64_t)(*s - '0')) > most)
-            return (uint64_t)most + 1;
-    return n;
-}
-
-uint32_t pm_os_env_number(const char *name)
-{
-    const char *v = pm_os_env(name);
-    uint64_t n = v ? decimal(v, UINT32_MAX) : 0;
-    return n <= UINT32_MAX ? (uint32_t)n : 0;
-}
-
 void pm_os_protect_none(void *p, size_t size)
 {
     int saved = errno;
@@ -625,32 +599,13 @@ const char *pm_os_env(const char *name)
     return getenv(name);
 }
 
-/* The signals a program may hand to primalloc, by name without "SIG";
- * their numbers are the architecture's. */
-static const struct {
-    char name[8];
-    int sig;
-} signals[] = {
-    {"HUP", SIGHUP},     {"INT", SIGINT},         {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2},   {"PIPE", SIGPIPE},       {"ALRM", SIGALRM}, {"TERM", SIGTERM},
-    {"CHLD", SIGCHLD},   {"CONT", SIGCONT},       {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
-    {"TTOU", SIGTTOU},   {"URG", SIGURG},         {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
-    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},     {"WINCH", SIGWINCH}, {"IO", SIGIO},
-    {"PWR", SIGPWR},     {"SYS", SIGSYS},
-};
-
-int pm_os_signal_number(const char *name)
+int pm_os_signal_catchable(int sig)
 {
-    if (name[0] >= '0' && name[0] <= '9') {
-        uint64_t sig = decimal(name, NSIG - 1);
-        return sig < NSIG ? (int)sig : 0;
-    }
-    if (!strncmp(name, "SIG", 3))
-        name += 3;
-    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
-        if (!strcmp(signals[i].name, name))
-            return signals[i].sig;
-    return 0;
+    struct sigaction sa;
+    int saved = errno;
+    int ok = sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, 0, &sa);
+    errno = saved;
+    return ok;
 }
 
 int pm_os_on_signal(int sig, void (*fn)(int))

@@ -114,12 +114,6 @@ static inline int pm_os_due(uint32_t *next, uint32_t now, uint32_t period)
                                        __ATOMIC_RELAXED);
 }
 
-/* Whether the environment sets variable name to "1". */
-int pm_os_env_on(const char *name);
-/* The decimal number the environment sets variable name to, or 0 when it
- * sets none (unset, empty, not all digits, or above 2^32). */
-uint32_t pm_os_env_number(const char *name);
-
 /* Makes [p, p + size), whole pages of the kernel's, inaccessible: any
  * access faults. */
 void pm_os_protect_none(void *p, size_t size);
@@ -190,8 +184,9 @@ void pm_os_each_symbol(void (*fn)(void *ctx, uintptr_t start, size_t size, const
 
 /* The environment variable's value, or NULL. */
 const char *pm_os_env(const char *name);
-/* The signal named ("SIGUSR2", "USR2" or "12"), or 0. */
-int pm_os_signal_number(const char *name);
+/* Whether a handler may be installed for signal sig (not SIGKILL,
+ * SIGSTOP, or one the C library keeps for itself). */
+int pm_os_signal_catchable(int sig);
 /* Runs fn on sig, in whichever thread it is delivered to; 0 if it could
  * not be installed. */
 int pm_os_on_signal(int sig, void (*fn)(int));

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "layout.h"
+#include "options.h"
 #include "os.h"
 #include "primalloc.h"
 #include "stats.h"
@@ -161,6 +162,15 @@ static void table(struct out *o, const struct pm_snapshot *s)
         put(o, a[i].what);
         put(o, "\n");
     }
+    put(o, "\nsettings\n");
+    for (int i = 0; i < PM_NOPTIONS; i++) {
+        char digits[24];
+        int quoted;
+        put(o, "  ");
+        put_left(o, pm_option_name(i), 24);
+        put(o, pm_option_shown(i, digits, &quoted));
+        put(o, "\n");
+    }
     put(o, "\ncounts\n");
     put_event_line(o, "huge_objects", s->total.huge_objects, "huge objects in use");
     for (unsigned e = 0; e < PM_NBIN_EVENTS; e++)
@@ -211,6 +221,45 @@ static void json_num(struct out *o, int *first, const char *name, uint64_t v)
     put_num(o, v, 0);
 }
 
+/* s as a JSON string: quotes, backslashes and control characters escaped. */
+static void json_string(struct out *o, const char *s)
+{
+    char piece[8];
+    put(o, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            piece[0] = '\\', piece[1] = (char)c, piece[2] = 0;
+        } else if (c < 0x20) {
+            __builtin_memcpy(piece, "\\u00", 4);
+            piece[4] = "0123456789abcdef"[c >> 4], piece[5] = "0123456789abcdef"[c & 15], piece[6] = 0;
+        } else {
+            piece[0] = (char)c, piece[1] = 0;
+        }
+        put(o, piece);
+    }
+    put(o, "\"");
+}
+
+/* "settings": {"NAME": value, ...}, each setting in force. */
+static void json_settings(struct out *o)
+{
+    put(o, ",\n \"settings\": {");
+    for (int i = 0; i < PM_NOPTIONS; i++) {
+        char digits[24];
+        int quoted;
+        const char *v = pm_option_shown(i, digits, &quoted);
+        put(o, i ? ", " : "");
+        json_string(o, pm_option_name(i));
+        put(o, ": ");
+        if (quoted)
+            json_string(o, v);
+        else
+            put(o, v);
+    }
+    put(o, "}");
+}
+
 static void json(struct out *o, const struct pm_snapshot *s)
 {
     int first = 1;
@@ -218,6 +267,7 @@ static void json(struct out *o, const struct pm_snapshot *s)
     json_num(o, &first, "pid", (uint64_t)pm_os_pid());
     json_num(o, &first, "threads", s->total.threads);
     json_num(o, &first, "huge_objects", s->total.huge_objects);
+    json_settings(o);
     put(o, ",\n \"bytes\": {");
     struct amount a[NAMOUNTS];
     amounts(&s->total, a);

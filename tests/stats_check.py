@@ -150,9 +150,56 @@ def check_exit(lib):
         check(doc["events"]["refills"] > 0, "ls refilled no thread list")
     env = dict(os.environ, LD_PRELOAD=lib, PRIMALLOC_STATS="tabel")
     p = run(ls, env)
-    check("PRIMALLOC_STATS must be table or json" in p.stderr, "no warning for a wrong PRIMALLOC_STATS")
-    check("statistics" not in p.stderr, "a report despite a wrong PRIMALLOC_STATS")
+    check(p.stderr == "primalloc: PRIMALLOC_STATS=tabel: not one of none, table, json; using none\n",
+          "wrong PRIMALLOC_STATS: " + p.stderr[:300])
+    env = dict(os.environ, LD_PRELOAD=lib, PRIMALLOC_STATS="table", PRIMALLOC_GUARD_RATE="1000")
+    p = run(ls, env)
+    check(re.search(r"^settings\n(  PRIMALLOC_\w+ +\S*\n){9}", p.stderr, re.M) is not None and
+          re.search(r"^  PRIMALLOC_GUARD_RATE +1000$", p.stderr, re.M) is not None,
+          "no settings in the table: " + p.stderr[:1500])
+    check_settings(lib, ls)
     print("report at exit ok")
+
+
+def check_settings(lib, cmd):
+    """Each setting with a good value is in force in the report at exit,
+    and with a bad value gives one line naming it and keeps the default."""
+    import signal
+    with tempfile.TemporaryDirectory() as d:
+        report = os.path.join(d, "report.json")
+        prof = os.path.join(d, "prof")
+        cases = [  # variable, good value, as reported, bad value, default as reported
+            ("PRIMALLOC_STATS", "json", "json", "tabel", "none"),
+            ("PRIMALLOC_GUARD_RATE", "1000", 1000, "x", 0),
+            ("PRIMALLOC_PURGE_THREAD", "1", 1, "2", 0),
+            ("PRIMALLOC_PROF", "1", 1, "on", 0),
+            ("PRIMALLOC_PROF_RATE", "100000", 100000, "0", 524288),
+            ("PRIMALLOC_PROF_FILE", prof, prof, "p" * 4096, "primalloc"),
+            ("PRIMALLOC_PROF_SIGNAL", "USR2", int(signal.SIGUSR2), "NOPE", 0),
+            ("PRIMALLOC_VERBOSE", "1", 1, "2", 0),
+        ]
+        for name, good, shown, wrong, default in cases:
+            for value, want in ((good, shown), (wrong, default)):
+                env = {k: v for k, v in os.environ.items() if not k.startswith("PRIMALLOC_")}
+                env.update(LD_PRELOAD=lib, PRIMALLOC_STATS_FILE=report, PRIMALLOC_PROF_FILE=prof)
+                env[name] = value
+                p = run(cmd, env)
+                with open(report) as f:
+                    doc = json.load(f)
+                got = doc["settings"]
+                check(sorted(got) == sorted(n for n, *_ in cases + [("PRIMALLOC_STATS_FILE",)]),
+                      f"settings in the report: {sorted(got)}")
+                check(got[name] == want, f"{name}={value[:40]}: report says {got[name]!r}, not {want!r}")
+                check(got["PRIMALLOC_STATS_FILE"] == report, "the report's own path")
+                lines = p.stderr.splitlines()
+                if value is wrong:
+                    check(len(lines) == 1 and lines[0].startswith(f"primalloc: {name}={value[:40]}") and
+                          lines[0].endswith(f"; using {default}"), f"{name}={value[:40]}: stderr {p.stderr[:300]!r}")
+                elif name == "PRIMALLOC_VERBOSE":
+                    check(len(lines) == len(got) and all(l.startswith("primalloc: PRIMALLOC_") for l in lines),
+                          "PRIMALLOC_VERBOSE=1 listed " + p.stderr[:300])
+                else:
+                    check(p.stderr == "", f"{name}={value}: stderr {p.stderr[:300]!r}")
 
 
 def main():

@@ -150,12 +150,12 @@ int main(int argc, char **argv)
 {
     CHECK(argc == 2);
     if (!strcmp(argv[1], "sparse")) {
-        CHECK(getenv(PM_PURGE_THREAD_ENV));
+        CHECK(getenv("PRIMALLOC_PURGE_THREAD"));
         sparse();
         return 0;
     }
     int on = !strcmp(argv[1], "on"), busy = !strcmp(argv[1], "busy");
-    CHECK(on == !!getenv(PM_PURGE_THREAD_ENV));
+    CHECK(on == !!getenv("PRIMALLOC_PURGE_THREAD"));
     work_round();
     size_t before = rss_bytes();
     burst();

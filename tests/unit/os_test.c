@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The platform layer's parsers of what the environment says (numbers and
- * signal names or numbers, with everything that is not one read as 0), its
- * test of when a periodic task is due, its clock, its sample of the pages
- * of a range that are in memory, and the CPU number by either path: the
+/* The platform layer's test of which signals may be caught, its test of
+ * when a periodic task is due, its clock, its sample of the pages of a
+ * range that are in memory, and the CPU number by either path: the
  * rseq area where the C library registered one, else sched_getcpu
  * (PM_TEST_RSEQ says which this run must take). */
 #define _GNU_SOURCE
@@ -17,39 +16,15 @@
 #include "os.h"
 #include "unit.h"
 
-static uint32_t env_number(const char *value)
+/* Handlers may be installed for the signals a program hands out, not
+ * for SIGKILL or SIGSTOP. */
+static void test_signal_catchable(void)
 {
-    CHECK(setenv("PM_OS_TEST_NUMBER", value, 1) == 0);
-    return pm_os_env_number("PM_OS_TEST_NUMBER");
-}
-
-static void test_env_number(void)
-{
-    CHECK(unsetenv("PM_OS_TEST_NUMBER") == 0);
-    CHECK(pm_os_env_number("PM_OS_TEST_NUMBER") == 0);
-    CHECK(env_number("") == 0);
-    CHECK(env_number("0") == 0);
-    CHECK(env_number("7") == 7);
-    CHECK(env_number("1000") == 1000);
-    CHECK(env_number("4294967295") == UINT32_MAX);
-    CHECK(env_number("4294967296") == 0);
-    CHECK(env_number("99999999999999999999") == 0);
-    CHECK(env_number("12x") == 0);
-    CHECK(env_number("-1") == 0);
-    CHECK(env_number(" 5") == 0);
-}
-
-static void test_signal_number(void)
-{
-    CHECK(pm_os_signal_number("10") == 10);
-    CHECK(pm_os_signal_number("USR1") == SIGUSR1);
-    CHECK(pm_os_signal_number("SIGUSR2") == SIGUSR2);
-    CHECK(pm_os_signal_number("0") == 0);
-    CHECK(pm_os_signal_number("64") == (64 < NSIG ? 64 : 0));
-    CHECK(pm_os_signal_number("65") == 0);
-    CHECK(pm_os_signal_number("999") == 0);
-    CHECK(pm_os_signal_number("1x") == 0);
-    CHECK(pm_os_signal_number("SIGNOPE") == 0);
+    CHECK(pm_os_signal_catchable(SIGUSR1));
+    CHECK(pm_os_signal_catchable(SIGHUP));
+    CHECK(!pm_os_signal_catchable(SIGKILL));
+    CHECK(!pm_os_signal_catchable(SIGSTOP));
+    CHECK(!pm_os_signal_catchable(NSIG + 1));
 }
 
 /* A periodic task is due at its first call wherever the clock stands, its
@@ -136,8 +111,7 @@ static void test_cpu(void)
 int main(void)
 {
     test_cpu();
-    test_env_number();
-    test_signal_number();
+    test_signal_catchable();
     test_due();
     test_clock();
     test_resident_sample();
