@@ -6,8 +6,8 @@
  * each, then giving them all back, for `rounds` rounds (threadtest's
  * shape, without malloc).  The threads' objects lie in blocks of `block`
  * bytes taken in turn from one mapping, or with block=0 in a mapping of
- * their own.  docs/DESIGN.md ("Caches") says what it showed and what
- * primalloc does about it.  Uses mmap, so no allocator is involved. */
+ * their own.  docs/tuning.md (PM_CARVE_LANES) gives what it showed, and
+ * docs/DESIGN.md ("Inside a bin") what primalloc does about it.  Uses mmap, so no allocator is involved. */
 #include "common.h"
 
 #include <stdio.h>

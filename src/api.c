@@ -27,7 +27,7 @@
  * the 16 bytes before it being never-run padding, and free at a line
  * start, so that each one's common case spans two lines.  The same
  * instructions ran slower across three, or from other offsets
- * (docs/experiments.md). */
+ * (docs/tuning.md). */
 #define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(16, 16)))
 #define PM_FREE_PLACE __attribute__((aligned(64)))
 

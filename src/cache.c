@@ -240,7 +240,7 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin, const char *call)
  * carving costs where such moves are the workload's own flow (every
  * object freed by another thread than allocated it): memory held twice,
  * up to the bound a CPU.  Bytes given back to the folios do not renew
- * the allowance.  docs/experiments.md has the figures behind the bounds. */
+ * the allowance.  docs/tuning.md has the figures behind the bounds. */
 #define RECENT_MOVES 4
 #define CARVE_MAX (512l << 10)
 #define CARVE_SHORT (256l << 10)

@@ -25,9 +25,9 @@
  * of the bin, one after another, so that objects first handed to different
  * CPUs lie in different chunks: two CPUs writing pages a few hundred KiB
  * apart slow each other down though they share no cache line, which pages
- * a megabyte apart do not (docs/experiments.md).  A lane costs its chunk's
- * header pages, no more: freed
- * folios are reused whatever lane they came from. */
+ * a megabyte apart do not (docs/tuning.md, PM_CARVE_LANES).  A lane
+ * costs its chunk's header pages, no more: freed folios are reused
+ * whatever lane they came from. */
 #define PM_CARVE_LANES 16
 
 /* The carving lane of the CPU the caller runs on: what a chunk carved now
