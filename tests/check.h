@@ -81,10 +81,13 @@ size_t rng_size(uint64_t *state, size_t lo, size_t hi);
 extern const size_t edge_sizes[];
 extern const size_t n_edge_sizes;
 
-/* A deadlock detector for the fork tests: unless the process has ended
- * within seconds, SIGALRM prints that it made no progress and ends it with
- * status 1.  The bound is far above a run's time under load. */
+/* A deadlock detector for the fork tests: unless watchdog_progress is
+ * called (or the process ends) within `seconds` of the start or of its
+ * last call, SIGALRM prints that the test made no progress and ends it
+ * with status 1.  A loaded machine slows the steps, but only a step that
+ * never ends trips it. */
 void deadlock_watchdog(unsigned seconds);
+void watchdog_progress(void);
 
 /* Runs fn in n threads (at most 256), passing each its number from 1 to n
  * as its argument, and returns once all have ended. */

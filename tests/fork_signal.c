@@ -125,6 +125,7 @@ static void run(int handler_forks, int rounds, void **objects, uint64_t *rng)
         size_t slot = rng_next(rng) % OBJECTS;
         size_t size = rng_next(rng) % 16 ? rng_size(rng, 1, 70000)
                                          : rng_size(rng, 1 * MiB, 3 * MiB);
+        watchdog_progress();
         int fork_now = !handler_forks || round % 4 == 0;
         if (fork_now)
             in_fork += fork_once();

@@ -38,6 +38,7 @@ static void *forker(void *unused)
         int status;
         CHECK(waitpid(pid, &status, 0) == pid);
         CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 17, "child status %#x", status);
+        watchdog_progress();
     }
     return NULL;
 }

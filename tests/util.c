@@ -112,12 +112,20 @@ static void watchdog_expired(int sig)
     _exit(1);
 }
 
+static unsigned watchdog_seconds;
+
 void deadlock_watchdog(unsigned seconds)
 {
     struct sigaction sa = {.sa_handler = watchdog_expired};
     sigemptyset(&sa.sa_mask);
     CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+    watchdog_seconds = seconds;
     alarm(seconds);
+}
+
+void watchdog_progress(void)
+{
+    alarm(watchdog_seconds);
 }
 
 size_t rss_bytes(void)
