@@ -15,7 +15,7 @@ PREFIX ?= /usr/local
 
 all:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
-	cmake --build $(BUILD) -j$(JOBS) --target primalloc primalloc_static
+	cmake --build $(BUILD) -j$(JOBS) --target primalloc primalloc_static primalloc_fast primalloc_fast_static
 
 test:
 	scripts/install-deps.sh test
@@ -27,7 +27,7 @@ test:
 bench:
 	scripts/install-deps.sh bench
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
-	cmake --build $(BUILD) -j$(JOBS) --target primalloc bench_workloads
+	cmake --build $(BUILD) -j$(JOBS) --target primalloc primalloc_fast bench_workloads
 	bench/run.sh $(BUILD)
 
 fuzz:

@@ -197,7 +197,7 @@ def select_allocators(opts):
     tcmalloc wants GLIBC_TUNABLES=glibc.pthread.rseq=0 on some glibc
     versions, which, set for every run, would take rseq from the others."""
     lib = opts.primalloc or os.path.join(opts.build, "libprimalloc.so")
-    table = dict(primalloc=lib, **PEERS)
+    table = {"primalloc": lib, "primalloc-fast": os.path.join(opts.build, "libprimalloc-fast.so"), **PEERS}
     envs = {}
     for entry in words(opts.compare):
         name, _, rest = entry.partition("=")

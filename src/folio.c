@@ -466,7 +466,7 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
      * locals, which the stores into objects cannot alias.  The mark goes
      * on the line the link's store fetches anyway; the head, which every
      * caller hands out, is left without it. */
-    uint64_t key = pm_link_secret;
+    uint64_t key = pm_link_key();
     size_t size = b->size;
     uintptr_t first = pm_link_encode(0, key), *link = &first;
     for (unsigned c = 0; c < nclaims; c++) {

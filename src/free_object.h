@@ -37,6 +37,12 @@
  * always fails the check.  The other bits are drawn: without them, an
  * overwrite cannot aim a link at an address of its choosing.
  *
+ * The fast library (built with PM_FAST) leaves out the free mark and the
+ * links' encoding, and its thread lists the test of a freed object
+ * against their head: links are stored as they are (the list end still
+ * fails pm_link_ok, which serves as the empty test), no mark is written
+ * or taken, pm_carries_mark is always 0.  The same source otherwise.
+ *
  * Promises: pm_link_init has run before any link is written (the thread
  * cache calls it when a thread starts); a link read back with
  * pm_link_next, pm_link_decode or pm_batch_next is the one written, or
@@ -49,6 +55,12 @@
 #include "arch.h"
 #include "layout.h"
 #include "os.h"
+
+#ifdef PM_FAST
+#define PM_CHECKED 0
+#else
+#define PM_CHECKED 1
+#endif
 
 /* Odd, so that no aligned pointer or small even number passes, and rare
  * as the low half of a byte a program writes. */
@@ -90,6 +102,13 @@ static inline void *pm_list_end_as_null(const void *next)
     return next == PM_LIST_END ? 0 : (void *)next;
 }
 
+/* The key links are stored with: the secret, or none in the fast
+ * library. */
+static inline uint64_t pm_link_key(void)
+{
+    return PM_CHECKED ? pm_link_secret : 0;
+}
+
 /* The stored form of a link to next, an object or PM_LIST_END, never
  * NULL. */
 static inline uintptr_t pm_link_word(const void *next, uint64_t key)
@@ -123,23 +142,23 @@ static inline void *pm_link_decode(const void *p, uintptr_t word, uint64_t key, 
 
 static inline void pm_link_set(void *p, const void *next)
 {
-    *(uintptr_t *)p = pm_link_encode(next, pm_link_secret);
+    *(uintptr_t *)p = pm_link_encode(next, pm_link_key());
 }
 
 static inline void *pm_link_next(const void *p, const char *call)
 {
-    return pm_link_decode(p, *(const uintptr_t *)p, pm_link_secret, call);
+    return pm_link_decode(p, *(const uintptr_t *)p, pm_link_key(), call);
 }
 
 /* Word 1 of a batch's first object: the next batch of its chain. */
 static inline void pm_batch_set_next(void *batch, const void *next)
 {
-    ((uintptr_t *)batch)[1] = pm_link_encode(next, pm_link_secret);
+    ((uintptr_t *)batch)[1] = pm_link_encode(next, pm_link_key());
 }
 
 static inline void *pm_batch_next(const void *batch, const char *call)
 {
-    return pm_link_decode(batch, ((const uintptr_t *)batch)[1], pm_link_secret, call);
+    return pm_link_decode(batch, ((const uintptr_t *)batch)[1], pm_link_key(), call);
 }
 
 /* The mark a free object carries in the upper half of its second word: a
@@ -155,21 +174,22 @@ typedef uint32_t pm_mark_half __attribute__((may_alias));
 
 static inline void pm_mark(void *p)
 {
-    ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
+    if (PM_CHECKED)
+        ((pm_mark_half *)p)[PM_FREE_MARK_HALF] = PM_FREE_MARK;
 }
 
 /* Links free object p in front of next, an object or PM_LIST_END, and
  * marks it free. */
 static inline void pm_link_marked(void *p, const void *next)
 {
-    *(uintptr_t *)p = pm_link_word(next, pm_link_secret);
+    *(uintptr_t *)p = pm_link_word(next, pm_link_key());
     pm_mark(p);
 }
 
 /* Whether the object carries the mark. */
 static inline int pm_carries_mark(const void *p)
 {
-    return ((const pm_mark_half *)p)[PM_FREE_MARK_HALF] == PM_FREE_MARK;
+    return PM_CHECKED && ((const pm_mark_half *)p)[PM_FREE_MARK_HALF] == PM_FREE_MARK;
 }
 
 /* Takes the mark off p, a free object about to be handed out: 1 if p
@@ -177,7 +197,7 @@ static inline int pm_carries_mark(const void *p)
  * mark and tests for it, on the line the pop reads anyway (arch.h). */
 static inline int pm_take_mark(void *p)
 {
-    return pm_arch_take(&((pm_mark_half *)p)[PM_FREE_MARK_HALF], PM_FREE_MARK);
+    return !PM_CHECKED || pm_arch_take(&((pm_mark_half *)p)[PM_FREE_MARK_HALF], PM_FREE_MARK);
 }
 
 /* The large-object note and guards (large.h says what they catch): the

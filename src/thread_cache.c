@@ -537,7 +537,7 @@ static unsigned checked_length(unsigned bin, const void *list, unsigned most)
     for (; list && n <= most; list = pm_link_next(list, "thread cache check"), n++) {
         if (pm_bin_of_addr((uintptr_t)list) != bin)
             pm_fatal("thread cache check", list, "object of another bin");
-        if (!pm_carries_mark(list))
+        if (PM_CHECKED && !pm_carries_mark(list))
             pm_fatal("thread cache check", list, "free object without the mark");
     }
     return n;

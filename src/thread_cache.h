@@ -151,7 +151,7 @@ void pm_tc_free_slow(void *p, pm_tbin_fs *t);
  * either value fails the list end's check. */
 static inline uintptr_t pm_tc_next(const void *p)
 {
-    return *(const uintptr_t *)p ^ __atomic_load_n(&pm_link_secret, __ATOMIC_RELAXED);
+    return *(const uintptr_t *)p ^ (PM_CHECKED ? __atomic_load_n(&pm_link_secret, __ATOMIC_RELAXED) : 0);
 }
 
 /* Takes p, the head of t's list, whose link decoded to next, an object
@@ -208,11 +208,11 @@ static inline void pm_tc_link_in(pm_tbin_fs *t, void *p)
 /* Pushes p, an object of t's bin, on t's list.  The room is decremented
  * before anything is tested, and its sign taken from the decrement: two
  * instructions fewer than a test of it beside the head's.  p at the head
- * already is a double free.  pm_tc_free_slow puts the room back, unless
+ * already is a double free (not tested in the fast library).  pm_tc_free_slow puts the room back, unless
  * it keeps p in the list. */
 static inline void pm_tc_push_to(pm_tbin_fs *t, void *p)
 {
-    if (pm_likely(--t->room >= 0 && p != t->head)) {
+    if (pm_likely(--t->room >= 0 && (!PM_CHECKED || p != t->head))) {
         pm_tc_link_in(t, p);
         return;
     }

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Installs the build into a staging directory (DESTDIR, prefix /usr/local)
 # and builds tests/install/consumer.c against the staged tree twice: with
-# `pkg-config --cflags --libs primalloc`, and as a CMake project using
-# find_package(primalloc), shared and static; then embedded in a project
+# `pkg-config --cflags --libs primalloc` (and primalloc-fast), and as a
+# CMake project using find_package(primalloc), shared and static, each
+# library of both; then embedded in a project
 # that builds primalloc itself; then uninstalls.  Each consumer must run,
 # say "consumer ok", and (shared) hold pm_malloc in the staged library.
 # Usage: install_check.sh BUILD_DIR C_COMPILER
@@ -25,6 +26,9 @@ done
 soname=$(readelf -d "$libdir/libprimalloc.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [[ $soname == libprimalloc.so.[0-9]* && -e $libdir/$soname && -f $libdir/libprimalloc.a ]] ||
   fail "libraries: soname '$soname'; $(ls "$libdir")"
+fast=$(readelf -d "$libdir/libprimalloc-fast.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[[ $fast == libprimalloc-fast.so.[0-9]* && -e $libdir/$fast && -f $libdir/libprimalloc-fast.a ]] ||
+  fail "fast libraries: soname '$fast'; $(ls "$libdir")"
 
 # $1: the program; $2: where pm_malloc must be ("" for the program itself).
 run_consumer() {
@@ -35,17 +39,21 @@ run_consumer() {
   [ "$(realpath "$holder")" = "$(realpath "${2:-$1}")" ] || fail "$1: pm_malloc is in $holder, not ${2:-$1}"
 }
 
-flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs primalloc) ||
-  fail "pkg-config does not know primalloc"
-# shellcheck disable=SC2086
-"$cc" -o "$tmp/consumer_pc" "$src/consumer.c" $flags -ldl
-run_consumer "$tmp/consumer_pc" "$libdir/$soname"
+for lib in primalloc primalloc-fast; do
+  flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs $lib) ||
+    fail "pkg-config does not know $lib"
+  # shellcheck disable=SC2086
+  "$cc" -o "$tmp/consumer_$lib" "$src/consumer.c" $flags -ldl
+  run_consumer "$tmp/consumer_$lib" "$libdir/lib$lib.so.${soname##*.so.}"
+done
 
 cmake -S "$src" -B "$tmp/cmake" -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null ||
   fail "find_package(primalloc) failed"
 cmake --build "$tmp/cmake" >/dev/null || fail "the find_package consumer does not build"
 run_consumer "$tmp/cmake/consumer_shared" "$libdir/$soname"
 run_consumer "$tmp/cmake/consumer_static"
+run_consumer "$tmp/cmake/consumer_fast" "$libdir/$fast"
+run_consumer "$tmp/cmake/consumer_fast_static"
 # Embedded: the consumer project builds primalloc from this source tree;
 # no test of primalloc's may build inside it.
 root=$(cd "$src/../.." && pwd)

@@ -16,9 +16,10 @@ deb=$(find "$tmp" -maxdepth 1 -name '*.deb')
 [ "$(dpkg-deb -f "$deb" Package)" = primalloc ] || fail "package name $(dpkg-deb -f "$deb" Package)"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "version $(dpkg-deb -f "$deb" Version), not $version"
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
-for f in "lib/libprimalloc.so.$version" lib/libprimalloc.a include/primalloc.h lib/pkgconfig/primalloc.pc \
-         lib/cmake/primalloc/primallocConfig.cmake share/man/man3/primalloc.3 share/man/man7/primalloc.7 \
-         share/doc/primalloc/LICENSE; do
+for f in "lib/libprimalloc.so.$version" lib/libprimalloc.a "lib/libprimalloc-fast.so.$version" \
+  lib/libprimalloc-fast.a include/primalloc.h lib/pkgconfig/primalloc.pc lib/pkgconfig/primalloc-fast.pc \
+  lib/cmake/primalloc/primallocConfig.cmake share/man/man3/primalloc.3 share/man/man7/primalloc.7 \
+  share/doc/primalloc/LICENSE; do
   grep -qx "./usr/$f" <<<"$contents" || fail "$f not in the package: $contents"
 done
 echo "package ok: $(basename "$deb")"
