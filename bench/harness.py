@@ -121,6 +121,9 @@ WORKLOADS = [
     Workload("perl", ["perl", BENCH + "/real/words.pl"], ("6", "2", "1")),
     Workload("sqlite3", ["bash", BENCH + "/real/sqlite_load.sh"],
              ("120000", "30000", "2000"), script=True),
+    # A large heap: about a gigabyte of rows of up to 6 KB, indexed.
+    Workload("sqlite3-large", ["bash", BENCH + "/real/sqlite_load.sh"],
+             ("300000 6000", "60000 6000", "2000 6000"), script=True),
     Workload("redis", ["bash", BENCH + "/real/redis.sh"],
              ("25000", "6000", "300"), script=True),
 ]

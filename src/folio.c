@@ -6,6 +6,7 @@
 #include "footprint.h"
 #include "free_object.h"
 #include "lock.h"
+#include "options.h"
 #include "os.h"
 #include "sizeclass.h"
 
@@ -266,7 +267,7 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
          * enough that a new chunk is worth one huge page (one fault, one
          * TLB entry); a sparser one, however many chunks it holds, would
          * commit a whole chunk for a few objects. */
-        pm_os_hugepage(fresh, PM_CHUNK, s->taken >= DENSE_CHUNKS * (size_t)b->objs_per_chunk);
+        pm_os_hugepage(fresh, PM_CHUNK, pm_huge_pages_for(s->taken >= DENSE_CHUNKS * (size_t)b->objs_per_chunk));
         *wild = c = fresh;
         c->carved = c->used = c->purging = 0;
         c->wild = 1;

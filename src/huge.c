@@ -3,6 +3,7 @@
 #include "chunk_pool.h"
 #include "counters.h"
 #include "footprint.h"
+#include "options.h"
 #include "os.h"
 
 /* The first chunk's entry counts pages in 32 bits. */
@@ -76,12 +77,13 @@ static int fill_expected(void)
 }
 
 /* The object's whole chunks may be huge pages, and so may its last
- * fraction if the object is big, when huge is set; the rest of the run
- * keeps small ones, whatever an earlier owner of the range chose. */
-static void choose_page_size(char *base, size_t pages, size_t chunks, int huge)
+ * fraction if the object is big, when it is expected filled (and the
+ * setting agrees); the rest of the run keeps small ones, whatever an
+ * earlier owner of the range chose. */
+static void choose_page_size(char *base, size_t pages, size_t chunks, int full)
 {
     size_t whole = 0;
-    if (huge)
+    if (pm_huge_pages_for(full))
         whole = chunks >= TAIL_HUGE_CHUNKS ? chunks * PM_CHUNK : pages * PM_PAGE & ~(PM_CHUNK - 1);
     if (whole)
         pm_os_hugepage(base, whole, 1);

@@ -8,6 +8,7 @@
 enum kind { FLAG, COUNT, CHOICE, TEXT, SIGNAL };
 
 static const char *const exit_formats[] = {"none", "table", "json", 0};
+static const char *const huge_places[] = {"never", "dense", "always", 0};
 
 /* Every setting: its variable, kind, default (number or text), range
  * (counts) or words (choices), and what it trades. */
@@ -30,6 +31,9 @@ static const struct setting {
     [PM_OPT_PURGE_THREAD] = {"PRIMALLOC_PURGE_THREAD", FLAG, 0, 0, 1, 0, 0,
                              "a thread gives memory back while the program makes no call, at "
                              "the price of a thread the program did not start"},
+    [PM_OPT_HUGE_PAGES] = {"PRIMALLOC_HUGE_PAGES", CHOICE, PM_HUGE_DENSE, 0, 0, 0, huge_places,
+                           "transparent huge pages for dense bins and filled huge objects, or "
+                           "never, or always: fewer faults and TLB misses against RSS"},
     [PM_OPT_PROF] = {"PRIMALLOC_PROF", FLAG, 0, 0, 1, 0, 0,
                      "a sampled heap profile with call stacks; each sample unwinds a stack"},
     [PM_OPT_PROF_RATE] = {"PRIMALLOC_PROF_RATE", COUNT, 512u << 10, 1, 1ull << 40, 0, 0,

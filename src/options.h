@@ -19,6 +19,7 @@ enum pm_option {
     PM_OPT_STATS_FILE,    /* text: the report's path, %p the process id */
     PM_OPT_GUARD_RATE,    /* one allocation in N on guard pages; 0 none */
     PM_OPT_PURGE_THREAD,  /* 0 or 1: the background thread */
+    PM_OPT_HUGE_PAGES,    /* where transparent huge pages are asked for: enum pm_huge_pages */
     PM_OPT_PROF,          /* 0 or 1: the heap profile */
     PM_OPT_PROF_RATE,     /* mean bytes between samples */
     PM_OPT_PROF_FILE,     /* text: the dumps' path prefix */
@@ -29,6 +30,9 @@ enum pm_option {
 
 /* PM_OPT_STATS's values: none, unless PM_OPT_STATS_FILE names a file. */
 enum pm_exit_format { PM_EXIT_NONE, PM_EXIT_TABLE, PM_EXIT_JSON };
+
+/* PM_OPT_HUGE_PAGES's values. */
+enum pm_huge_pages { PM_HUGE_NEVER, PM_HUGE_DENSE, PM_HUGE_ALWAYS };
 
 /* The room of a text setting, its NUL included. */
 #define PM_OPTION_TEXT_BYTES 4096
@@ -46,5 +50,14 @@ const char *pm_option_text(enum pm_option o);
  * whether it is text rather than a number. */
 const char *pm_option_name(enum pm_option o);
 const char *pm_option_shown(enum pm_option o, char digits[24], int *quoted);
+
+/* Whether memory gets transparent huge pages, given whether its owner
+ * judges it dense (a bin whose live objects fill several chunks, a huge
+ * object after one the program filled): PRIMALLOC_HUGE_PAGES decides. */
+static inline int pm_huge_pages_for(int dense)
+{
+    uint64_t where = pm_option(PM_OPT_HUGE_PAGES);
+    return where == PM_HUGE_ALWAYS || (where == PM_HUGE_DENSE && dense);
+}
 
 #endif

@@ -172,6 +172,7 @@ def check_settings(lib, cmd):
             ("PRIMALLOC_STATS", "json", "json", "tabel", "none"),
             ("PRIMALLOC_GUARD_RATE", "1000", 1000, "x", 0),
             ("PRIMALLOC_PURGE_THREAD", "1", 1, "2", 0),
+            ("PRIMALLOC_HUGE_PAGES", "never", "never", "sometimes", "dense"),
             ("PRIMALLOC_PROF", "1", 1, "on", 0),
             ("PRIMALLOC_PROF_RATE", "100000", 100000, "0", 524288),
             ("PRIMALLOC_PROF_FILE", prof, prof, "p" * 4096, "primalloc"),

@@ -4,16 +4,17 @@
 # length, indexes, updates, deletes, joins and groups them.  awk writes the
 # SQL and, alongside, the answer the final queries must give.  Only sqlite3
 # runs under the allocator (BENCH_PRELOAD).  Usage: sqlite_load.sh ROWS
+# [LONGEST], the longest text of a row (200 by default).
 set -euo pipefail
-rows=${1:-100000}
+rows=${1:-100000} longest=${2:-200}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-awk -v n="$rows" -v sql="$dir/load.sql" -v want="$dir/want" 'BEGIN {
+awk -v n="$rows" -v longest="$longest" -v sql="$dir/load.sql" -v want="$dir/want" 'BEGIN {
     print "BEGIN;" > sql
     print "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);" > sql
     for (i = 1; i <= n; i++) {
         k = (i * 7919) % 1000
-        len = 1 + (i * 31) % 200
+        len = 1 + (i * 31) % longest
         printf "INSERT INTO t VALUES(%d,%d,printf(\"%%.%dc\",\"x\"));\n", i, k, len > sql
         if (i % 3 == 0)
             continue

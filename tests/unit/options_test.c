@@ -124,6 +124,11 @@ static void test_choices(void)
     good(PM_OPT_STATS, "json", PM_EXIT_JSON);
     bad(PM_OPT_STATS, "tabel", PM_EXIT_NONE, "none");
     bad(PM_OPT_STATS, "JSON", PM_EXIT_NONE, "none");
+    good(PM_OPT_HUGE_PAGES, 0, PM_HUGE_DENSE);
+    good(PM_OPT_HUGE_PAGES, "never", PM_HUGE_NEVER);
+    good(PM_OPT_HUGE_PAGES, "dense", PM_HUGE_DENSE);
+    good(PM_OPT_HUGE_PAGES, "always", PM_HUGE_ALWAYS);
+    bad(PM_OPT_HUGE_PAGES, "1", PM_HUGE_DENSE, "dense");
 }
 
 static void test_signals(void)
