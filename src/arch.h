@@ -73,6 +73,10 @@ static inline uint64_t pm_arch_ticks(void)
     return __builtin_ia32_rdtsc();
 }
 
+/* The interrupted instruction's address in a signal handler's context (a
+ * ucontext_t *; glibc and musl name it alike). */
+#define PM_ARCH_CONTEXT_PC(uc) ((uintptr_t)(uc)->uc_mcontext.gregs[REG_RIP])
+
 #elif defined(__aarch64__)
 
 static inline void pm_arch_pause(void)
@@ -87,6 +91,8 @@ static inline uint64_t pm_arch_ticks(void)
     __asm__ volatile("mrs %0, cntvct_el0" : "=r"(t));
     return t;
 }
+
+#define PM_ARCH_CONTEXT_PC(uc) ((uintptr_t)(uc)->uc_mcontext.pc)
 
 #elif defined(__riscv) && __riscv_xlen == 64
 
@@ -103,6 +109,9 @@ static inline uint64_t pm_arch_ticks(void)
     __asm__ volatile("rdtime %0" : "=r"(t));
     return t;
 }
+
+/* The first of the general registers' slots holds the pc. */
+#define PM_ARCH_CONTEXT_PC(uc) ((uintptr_t)(uc)->uc_mcontext.__gregs[0])
 
 #else
 
@@ -125,6 +134,11 @@ static inline uint64_t pm_arch_ticks(void)
 #ifndef PM_ARCH_TP
 #define PM_ARCH_TP
 #define PM_ARCH_TP_AT(v, at) ((uintptr_t)&(v) + (at))
+#endif
+
+/* Elsewhere the interrupted instruction is not known: 0. */
+#ifndef PM_ARCH_CONTEXT_PC
+#define PM_ARCH_CONTEXT_PC(uc) ((void)(uc), (uintptr_t)0)
 #endif
 
 #ifndef PM_ARCH_HAS_TAKE

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "guard.h"
+#include "code_map.h"
 #include "layout.h"
 #include "lock.h"
 #include "options.h"
@@ -36,7 +37,7 @@ static pm_lock lock;
 
 static __thread uint32_t left __attribute__((tls_model("initial-exec")));
 
-static void on_fault(void *addr);
+static void on_fault(void *addr, uintptr_t pc);
 
 void pm_guard_init(void)
 {
@@ -156,9 +157,15 @@ int pm_guard_find(const void *p, size_t *usable, int *freed)
     return found;
 }
 
+/* Room for a report: three code places and the words around them. */
+#define REPORT_BYTES 1024
+
 /* Writes "<what> sampled object 0x<p> of <usable> bytes, allocated from
- * 0x<site>[, freed from 0x<site>]" after o and dies. */
-static _Noreturn void die_about(char *buf, char *o, const char *what, const struct guarded *g)
+ * <site>[, freed from <site>][, at <pc>]" after o and dies; each place is
+ * a file and an address in it, as addr2line takes them (code_map.h).  A
+ * site is named by the byte before its return address: inside the call,
+ * whose line it is, where the return address may start the next line. */
+static _Noreturn void die_about(char *buf, char *o, const char *what, const struct guarded *g, uintptr_t pc)
 {
     o = pm_os_put_str(o, what);
     o = pm_os_put_str(o, " sampled object ");
@@ -166,10 +173,14 @@ static _Noreturn void die_about(char *buf, char *o, const char *what, const stru
     o = pm_os_put_str(o, " of ");
     o = pm_os_put_dec(o, g->usable);
     o = pm_os_put_str(o, " bytes, allocated from ");
-    o = pm_os_put_hex(o, (uintptr_t)g->alloc_site);
+    o = pm_code_put(o, (uintptr_t)g->alloc_site - 1);
     if (g->freed) {
         o = pm_os_put_str(o, ", freed from ");
-        o = pm_os_put_hex(o, (uintptr_t)g->free_site);
+        o = pm_code_put(o, (uintptr_t)g->free_site - 1);
+    }
+    if (pc) {
+        o = pm_os_put_str(o, ", at ");
+        o = pm_code_put(o, pc);
     }
     pm_os_die(buf, o);
 }
@@ -181,8 +192,8 @@ void pm_guard_free(void *p, const char *call, void *site)
     struct guarded *g = &records[cells[c] - 1];
     for (const char *b = page_of(g->p); b < g->p; b++) {
         if (*b != (char)FILL) {
-            char buf[400];
-            die_about(buf, pm_os_put_call(buf, call, p), "underflow before", g);
+            char buf[REPORT_BYTES];
+            die_about(buf, pm_os_put_call(buf, call, p), "underflow before", g, 0);
         }
     }
     g->freed = 1;
@@ -262,16 +273,16 @@ void pm_guard_check(void)
 /* In the signal handler: no lock (the faulting thread may hold it), a
  * record read as it stands.  Only a record's guard pages, or its whole
  * mapping once freed, fault. */
-static void on_fault(void *addr)
+static void on_fault(void *addr, uintptr_t pc)
 {
     const char *a = addr;
     for (unsigned i = 0; records && i < PM_GUARD_OBJECTS; i++) {
         const struct guarded *g = &records[i];
         if (!g->map || a < g->map || a >= g->map + g->len)
             continue;
-        char buf[400];
+        char buf[REPORT_BYTES];
         const char *what = g->freed ? "use after free of" : a < g->p ? "underflow before" : "overflow past";
-        die_about(buf, pm_os_put_call(buf, "access", a), what, g);
+        die_about(buf, pm_os_put_call(buf, "access", a), what, g, pc);
     }
 }
 

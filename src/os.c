@@ -283,18 +283,17 @@ void pm_os_protect_none(void *p, size_t size)
     errno = saved;
 }
 
-static void (*fault_handler)(void *addr);
+static void (*fault_handler)(void *addr, uintptr_t pc);
 static struct sigaction fault_before;
 
 static void on_segv(int sig, siginfo_t *info, void *context)
 {
     (void)sig;
-    (void)context;
-    fault_handler(info->si_addr);
+    fault_handler(info->si_addr, PM_ARCH_CONTEXT_PC((const ucontext_t *)context));
     sigaction(SIGSEGV, &fault_before, 0);
 }
 
-void pm_os_on_fault(void (*on_fault)(void *addr))
+void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc))
 {
     static int installed;
     if (__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL))
@@ -639,6 +638,24 @@ int pm_os_write(int fd, const void *buf, size_t n)
         n -= (size_t)done;
     }
     return 0;
+}
+
+int pm_os_open(const char *path)
+{
+    int saved = errno;
+    int fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+    errno = saved;
+    return fd;
+}
+
+long pm_os_read(int fd, void *buf, size_t n)
+{
+    int saved = errno;
+    ssize_t got;
+    while ((got = sys_read(fd, buf, n)) < 0 && errno == EINTR)
+        ;
+    errno = saved;
+    return got;
 }
 
 int pm_os_copy_file(const char *path, int fd)

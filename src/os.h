@@ -118,10 +118,11 @@ static inline int pm_os_due(uint32_t *next, uint32_t now, uint32_t period)
  * access faults. */
 void pm_os_protect_none(void *p, size_t size);
 /* Installs on_fault for SIGSEGV, once.  It runs with the faulting address
- * in the signal handler and returns only if the fault is not its own: the
+ * and the faulting instruction's (0 where arch.h cannot tell) in the
+ * signal handler and returns only if the fault is not its own: the
  * handler then puts back the action found at installation and returns, so
  * that the access faults again under it. */
-void pm_os_on_fault(void (*on_fault)(void *addr));
+void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc));
 
 /* Starts a detached thread running fn, on a small stack and with every
  * signal blocked, so that the program's signals never land on it.
@@ -195,6 +196,10 @@ int pm_os_on_signal(int sig, void (*fn)(int));
  * everything, close; -1 on failure.  pm_os_copy_file appends the whole
  * file at path (such as /proc/self/maps) to fd.  Each keeps errno. */
 int pm_os_create(const char *path);
+/* Opens path for reading; -1 on failure.  pm_os_read reads at most n
+ * bytes: how many, 0 at the end, -1 on failure. */
+int pm_os_open(const char *path);
+long pm_os_read(int fd, void *buf, size_t n);
 int pm_os_write(int fd, const void *buf, size_t n);
 int pm_os_copy_file(const char *path, int fd);
 void pm_os_close(int fd);

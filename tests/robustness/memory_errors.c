@@ -221,18 +221,27 @@ static const struct error_case cases[] = {
 };
 
 /* A sampled object's report: "primalloc: <call>(0x<addr>): <what> sampled
- * object 0x<ptr> of <size> bytes, allocated from 0x<site>[, freed from
- * 0x<site>]", one line, the sites non-zero; a use after free names where
- * the object was freed. */
+ * object 0x<ptr> of <size> bytes, allocated from <site>[, freed from
+ * <site>][, at <site>]", one line.  Each site is this program's file and
+ * an address in it ("<path>+0x<offset> (0x<address>)"): where it
+ * allocated, freed (a use after free) and, for a fault, faulted.
+ * guard_addr2line.sh looks the sites up. */
 static int guard_report(const struct error_case *c, const struct child_outcome *o)
 {
-    char call[64], want[256];
+    char call[64], want[256], exe[256], site[300];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(n > 0);
+    exe[n] = 0;
     snprintf(call, sizeof call, "primalloc: %s(0x", c->call);
-    snprintf(want, sizeof want, "): %s sampled object %#" PRIxPTR " of %zu bytes, allocated from 0x",
-             c->what, o->ptr, c->arg[1]);
+    snprintf(want, sizeof want, "): %s sampled object %#" PRIxPTR " of %zu bytes, allocated from %s+0x",
+             c->what, o->ptr, c->arg[1], exe);
+    snprintf(site, sizeof site, "%s+0x", exe);
     const char *at = strstr(o->err, want), *nl = strchr(o->err, '\n');
-    const char *freed = at ? strstr(at, ", freed from 0x") : 0;
-    return !strncmp(o->err, call, strlen(call)) && at && nl && !nl[1] && at[strlen(want)] != '0' &&
+    unsigned sites = 0, want_sites = 1 + (c->arg[0] == AFTER_FREE_OF) + !strcmp(c->call, "access");
+    for (const char *s = o->err; (s = strstr(s, site)); s++)
+        sites++;
+    const char *freed = at ? strstr(at, ", freed from ") : 0;
+    return !strncmp(o->err, call, strlen(call)) && at && nl && !nl[1] && sites == want_sites &&
            (c->arg[0] != AFTER_FREE_OF || (freed && freed < nl));
 }
 
