@@ -74,8 +74,10 @@ static inline uint64_t pm_arch_ticks(void)
 }
 
 /* The interrupted instruction's address in a signal handler's context (a
- * ucontext_t *; glibc and musl name it alike). */
+ * ucontext_t *; glibc and musl name it alike), and for a page fault
+ * whether it wrote (1) or read (0): the page-fault error code's bit 1. */
 #define PM_ARCH_CONTEXT_PC(uc) ((uintptr_t)(uc)->uc_mcontext.gregs[REG_RIP])
+#define PM_ARCH_CONTEXT_WROTE(uc) ((int)((uc)->uc_mcontext.gregs[REG_ERR] >> 1 & 1))
 
 #elif defined(__aarch64__)
 
@@ -136,9 +138,13 @@ static inline uint64_t pm_arch_ticks(void)
 #define PM_ARCH_TP_AT(v, at) ((uintptr_t)&(v) + (at))
 #endif
 
-/* Elsewhere the interrupted instruction is not known: 0. */
+/* Elsewhere the interrupted instruction is not known (0), nor whether a
+ * fault wrote (-1). */
 #ifndef PM_ARCH_CONTEXT_PC
 #define PM_ARCH_CONTEXT_PC(uc) ((void)(uc), (uintptr_t)0)
+#endif
+#ifndef PM_ARCH_CONTEXT_WROTE
+#define PM_ARCH_CONTEXT_WROTE(uc) ((void)(uc), -1)
 #endif
 
 #ifndef PM_ARCH_HAS_TAKE

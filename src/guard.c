@@ -37,7 +37,7 @@ static pm_lock lock;
 
 static __thread uint32_t left __attribute__((tls_model("initial-exec")));
 
-static void on_fault(void *addr, uintptr_t pc);
+static void on_fault(void *addr, uintptr_t pc, int wrote);
 
 void pm_guard_init(void)
 {
@@ -161,11 +161,13 @@ int pm_guard_find(const void *p, size_t *usable, int *freed)
 #define REPORT_BYTES 1024
 
 /* Writes "<what> sampled object 0x<p> of <usable> bytes, allocated from
- * <site>[, freed from <site>][, at <pc>]" after o and dies; each place is
- * a file and an address in it, as addr2line takes them (code_map.h).  A
- * site is named by the byte before its return address: inside the call,
- * whose line it is, where the return address may start the next line. */
-static _Noreturn void die_about(char *buf, char *o, const char *what, const struct guarded *g, uintptr_t pc)
+ * <site>[, freed from <site>][, written at|read at|at <pc>]" after o and
+ * dies; each place is a file and an address in it, as addr2line takes
+ * them (code_map.h).  A site is named by the byte before its return
+ * address: inside the call, whose line it is, where the return address
+ * may start the next line. */
+static _Noreturn void die_about(char *buf, char *o, const char *what, const struct guarded *g, uintptr_t pc,
+                                int wrote)
 {
     o = pm_os_put_str(o, what);
     o = pm_os_put_str(o, " sampled object ");
@@ -179,7 +181,7 @@ static _Noreturn void die_about(char *buf, char *o, const char *what, const stru
         o = pm_code_put(o, (uintptr_t)g->free_site - 1);
     }
     if (pc) {
-        o = pm_os_put_str(o, ", at ");
+        o = pm_os_put_str(o, wrote > 0 ? ", written at " : wrote == 0 ? ", read at " : ", at ");
         o = pm_code_put(o, pc);
     }
     pm_os_die(buf, o);
@@ -193,7 +195,7 @@ void pm_guard_free(void *p, const char *call, void *site)
     for (const char *b = page_of(g->p); b < g->p; b++) {
         if (*b != (char)FILL) {
             char buf[REPORT_BYTES];
-            die_about(buf, pm_os_put_call(buf, call, p), "underflow before", g, 0);
+            die_about(buf, pm_os_put_call(buf, call, p), "underflow before", g, 0, -1);
         }
     }
     g->freed = 1;
@@ -273,7 +275,7 @@ void pm_guard_check(void)
 /* In the signal handler: no lock (the faulting thread may hold it), a
  * record read as it stands.  Only a record's guard pages, or its whole
  * mapping once freed, fault. */
-static void on_fault(void *addr, uintptr_t pc)
+static void on_fault(void *addr, uintptr_t pc, int wrote)
 {
     const char *a = addr;
     for (unsigned i = 0; records && i < PM_GUARD_OBJECTS; i++) {
@@ -282,7 +284,7 @@ static void on_fault(void *addr, uintptr_t pc)
             continue;
         char buf[REPORT_BYTES];
         const char *what = g->freed ? "use after free of" : a < g->p ? "underflow before" : "overflow past";
-        die_about(buf, pm_os_put_call(buf, "access", a), what, g, pc);
+        die_about(buf, pm_os_put_call(buf, "access", a), what, g, pc, wrote);
     }
 }
 

@@ -283,17 +283,18 @@ void pm_os_protect_none(void *p, size_t size)
     errno = saved;
 }
 
-static void (*fault_handler)(void *addr, uintptr_t pc);
+static void (*fault_handler)(void *addr, uintptr_t pc, int wrote);
 static struct sigaction fault_before;
 
 static void on_segv(int sig, siginfo_t *info, void *context)
 {
     (void)sig;
-    fault_handler(info->si_addr, PM_ARCH_CONTEXT_PC((const ucontext_t *)context));
+    const ucontext_t *uc = context;
+    fault_handler(info->si_addr, PM_ARCH_CONTEXT_PC(uc), PM_ARCH_CONTEXT_WROTE(uc));
     sigaction(SIGSEGV, &fault_before, 0);
 }
 
-void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc))
+void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc, int wrote))
 {
     static int installed;
     if (__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL))

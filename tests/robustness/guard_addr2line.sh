@@ -32,5 +32,5 @@ expect() {
 }
 expect "allocated from" "malloc("
 expect "freed from" "free(p)"
-expect "at" "((volatile char *)p)"
+expect "written at" "((volatile char *)p)"
 exit $status
