@@ -22,6 +22,20 @@ page_skip='guard_underflow_1_page'
 page_targets='^(unit_|api_|misuse|early_init|robust_bad_input|robust_memory_errors)'
 status=0
 for name in "${names[@]}"; do
+  # The tools a platform's build and run take, which install-deps.sh may
+  # not have been able to install.
+  case $name in
+    musl) tools=(musl-gcc) ;;
+    aarch64-linux-gnu) tools=(aarch64-linux-gnu-gcc qemu-aarch64) ;;
+    riscv64-linux-gnu) tools=(riscv64-linux-gnu-gcc qemu-riscv64) ;;
+    *) tools=() ;;
+  esac
+  for tool in "${tools[@]}"; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "== $name: not run: $tool is not installed"
+      continue 2
+    fi
+  done
   dir=$build/platforms/$name
   config=(-DCMAKE_BUILD_TYPE=Release -DPM_BENCH=OFF)
   select=()
