@@ -147,6 +147,7 @@ static inline unsigned pm_bin_tag_of_addr(uintptr_t a)
 /* The bin of a chunk's tag, or a value >= PM_NBINS when it is no bin's. */
 static inline unsigned pm_bin_of_tag(uint32_t tag)
 {
+    PM_ASSERT((uint16_t)tag % PM_BIN_STRIDE == 0 && (uint16_t)tag / PM_BIN_STRIDE <= PM_NBINS);
     return (uint16_t)tag / PM_BIN_STRIDE - 1;
 }
 

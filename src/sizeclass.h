@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "layout.h"
+#include "os.h"
 #include "sizeclass_table.h"
 
 enum pm_kind { PM_SMALL, PM_MEDIUM, PM_POW2, PM_LARGE };
@@ -46,6 +47,7 @@ extern const uint8_t pm_pow2_bin_by_log[PM_POW2_MAX_LOG + 1];
  * PM_BIN_STRIDE. */
 static inline unsigned pm_scaled_bin_of_small(size_t size)
 {
+    PM_ASSERT(size <= PM_LOOKUP_MAX);
     return pm_scaled_bin_by_16[(size + 15) >> 4];
 }
 
@@ -97,7 +99,9 @@ static inline int pm_is_object(const struct pm_bin *b, uint32_t rel)
 static inline uint32_t pm_object_index(const struct pm_bin *b, uint32_t rel)
 {
     unsigned __int128 x = pm_by_recip(b, rel);
-    return (uint64_t)x < b->limit ? (uint32_t)(x >> 64) : b->objs_per_chunk;
+    uint32_t i = (uint64_t)x < b->limit ? (uint32_t)(x >> 64) : b->objs_per_chunk;
+    PM_ASSERT(i == b->objs_per_chunk || (i < b->objs_per_chunk && (uint64_t)i * b->size == rel));
+    return i;
 }
 
 #endif

@@ -118,6 +118,7 @@ static inline pm_tbin_fs *pm_tc_at(uintptr_t at)
 /* This thread's entry of a chunk's bin tag (chunk_table.h). */
 static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
 {
+    PM_ASSERT(tag % PM_BIN_STRIDE == 0 && tag / PM_BIN_STRIDE <= PM_NBINS);
     return pm_tc_at(tag);
 }
 
@@ -126,6 +127,7 @@ static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
  * instructions that use it. */
 static inline pm_tbin_fs *pm_tc_scaled(unsigned scaled)
 {
+    PM_ASSERT(scaled % PM_BIN_STRIDE == 0 && scaled / PM_BIN_STRIDE < PM_NBINS);
     return pm_tc_at(scaled) + 1;
 }
 
