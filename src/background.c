@@ -29,8 +29,10 @@ static void *background(void *unused)
     (void)unused;
     for (;;) {
         pm_os_sleep_ms(PM_DECAY_MS / 4);
+        PM_QUIET_BEGIN();
         pm_cache_decay();
         pm_purge_settle();
+        PM_QUIET_END();
         __atomic_store_n(&bg_idle, 1, __ATOMIC_SEQ_CST);
         if (!busy())
             pm_os_futex_wait(&bg_idle, 1);

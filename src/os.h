@@ -168,6 +168,22 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond);
 #define PM_ASSERT(c) ((void)0)
 #endif
 
+/* In the build for memcheck (PM_VALGRIND, libprimalloc_valgrind.so), a
+ * freed object is the program's freed block to memcheck, unaddressable,
+ * while primalloc's lists run through it.  The wrapper's calls hide
+ * primalloc's accesses; code that walks free objects outside them (at
+ * thread exit, in the background thread) runs between PM_QUIET_BEGIN and
+ * PM_QUIET_END, with memcheck's error reports off in the calling thread.
+ * The pairs nest.  Every other build compiles them to nothing. */
+#ifdef PM_VALGRIND
+#include <valgrind/valgrind.h>
+#define PM_QUIET_BEGIN() VALGRIND_DISABLE_ERROR_REPORTING
+#define PM_QUIET_END() VALGRIND_ENABLE_ERROR_REPORTING
+#else
+#define PM_QUIET_BEGIN() ((void)0)
+#define PM_QUIET_END() ((void)0)
+#endif
+
 /* The return addresses on the calling thread's stack, innermost first, up
  * to max; how many (none where the C library cannot unwind: libc.h).
  * glibc's backtrace unwinds by the call-frame information every object

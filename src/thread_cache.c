@@ -163,14 +163,18 @@ static void tc_release(void)
     pm_background_if_wanted();
 }
 
-/* Runs at thread exit.  Frees that come later in the thread's teardown
- * (other destructors) bypass the cache: the thread is marked dead. */
+/* Runs at thread exit, outside any call of the program's: it walks the
+ * lists it hands on quietly (os.h).  Frees that come later in the
+ * thread's teardown (other destructors) bypass the cache: the thread is
+ * marked dead. */
 static void tc_exit(void *unused)
 {
     (void)unused;
     pm_tc.state = TC_DEAD;
     leave();
+    PM_QUIET_BEGIN();
     tc_release();
+    PM_QUIET_END();
     __atomic_fetch_add(&shared_left, pm_tc.budget - PM_TC_OWN_BUDGET, __ATOMIC_RELAXED);
     pm_tc.budget = PM_TC_OWN_BUDGET;
 }
