@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* The C API of libprimalloc_valgrind.so, the build to debug programs with
  * memcheck: each standard function wraps its pm_ twin and tells memcheck
- * about the block with client requests, so leaks, reads of freed memory and
- * bad frees are reported against primalloc's blocks.  The allocator's own
+ * about the block, of the size asked for, with client requests, so leaks,
+ * reads of freed memory or past a block's end and bad frees are reported
+ * against primalloc's blocks.  The allocator's own
  * use of free objects (its lists live in them) is hidden from memcheck.
  * The release library has none of this, and no cost for it. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <valgrind/memcheck.h>
+#include "os.h"
 #include "primalloc.h"
 
-#define QUIETLY(stmt)                       \
-    do {                                    \
-        VALGRIND_DISABLE_ERROR_REPORTING;   \
-        stmt;                               \
-        VALGRIND_ENABLE_ERROR_REPORTING;    \
+#define QUIETLY(stmt)     \
+    do {                  \
+        PM_QUIET_BEGIN(); \
+        stmt;             \
+        PM_QUIET_END();   \
     } while (0)
 
 /* var = call, quietly, with var defined.  What the allocator returns may
@@ -26,11 +29,33 @@
 #define DEFINED(var, call)                                   \
     QUIETLY(var = (call); VALGRIND_MAKE_MEM_DEFINED(&var, sizeof var))
 
-static void *noted(void *p, size_t size, int zeroed)
+/* Tells memcheck of block p, size bytes.  The rest of its object,
+ * [p + size, p + usable size), is unaddressable, as past the end of a
+ * block of memcheck's own malloc, so that the program's accesses there
+ * are reported; primalloc's own (a free object's link and mark) come
+ * within the wrapped calls or quietly (os.h).  Inline in every caller:
+ * memcheck's record of where a block was allocated starts at the frame
+ * that tells it, which is then malloc's (or its kin's). */
+__attribute__((always_inline)) static inline void *noted(void *p, size_t size, int zeroed)
 {
-    if (p)
+    if (p) {
+        size_t usable;
+        QUIETLY(usable = pm_malloc_usable_size(p));
         VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, zeroed);
+        VALGRIND_MAKE_MEM_NOACCESS((char *)p + size, usable - size);
+    }
     return p;
+}
+
+/* The size block p was asked with: its object's bytes up to the first
+ * unaddressable one, where noted() closed off its tail. */
+static size_t block_size(const void *p)
+{
+    size_t usable;
+    uintptr_t end;
+    QUIETLY(usable = pm_malloc_usable_size(p);
+            end = VALGRIND_CHECK_MEM_IS_ADDRESSABLE(p, usable));
+    return end ? end - (uintptr_t)p : usable;
 }
 
 PM_API void *malloc(size_t size)
@@ -55,7 +80,9 @@ PM_API void *calloc(size_t n, size_t size)
     return noted(p, n * size, 1);
 }
 
-/* A move every time, so that memcheck's view of both blocks stays exact. */
+/* A move every time, so that memcheck's view of both blocks stays exact:
+ * the new block holds as many of the old one's bytes as fit, and the rest
+ * of it is undefined. */
 PM_API void *realloc(void *p, size_t size)
 {
     if (!p)
@@ -64,8 +91,7 @@ PM_API void *realloc(void *p, size_t size)
         free(p);
         return 0;
     }
-    size_t old;
-    QUIETLY(old = pm_malloc_usable_size(p));
+    size_t old = block_size(p);
     void *q = malloc(size);
     if (!q)
         return 0;
@@ -111,18 +137,20 @@ PM_API void *valloc(size_t size)
     return memalign(4096, size);
 }
 
+/* The block is the whole pages pvalloc promises. */
 PM_API void *pvalloc(size_t size)
 {
     void *p;
     DEFINED(p, pm_pvalloc(size));
-    return noted(p, size, 0);
+    size_t page = pm_os_page(), rounded = (size + page - 1) & ~(page - 1);
+    return noted(p, rounded ? rounded : page, 0);
 }
 
+/* The block's size, as memcheck's own malloc_usable_size gives: a
+ * program that uses every byte it reports stays within the block. */
 PM_API size_t malloc_usable_size(void *p)
 {
-    size_t n;
-    QUIETLY(n = pm_malloc_usable_size(p));
-    return n;
+    return block_size(p);
 }
 
 PM_API void free_sized(void *p, size_t size)
