@@ -210,8 +210,8 @@ static inline void pm_tc_link_in(pm_tbin_fs *t, void *p)
 /* Pushes p, an object of t's bin, on t's list.  The room is decremented
  * before anything is tested, and its sign taken from the decrement: two
  * instructions fewer than a test of it beside the head's.  p at the head
- * already is a double free (not tested in the fast library).  pm_tc_free_slow puts the room back, unless
- * it keeps p in the list. */
+ * already is a double free (not tested in the fast library).
+ * pm_tc_free_slow puts the room back, unless it keeps p in the list. */
 static inline void pm_tc_push_to(pm_tbin_fs *t, void *p)
 {
     if (pm_likely(--t->room >= 0 && (!PM_CHECKED || p != t->head))) {
