@@ -5,7 +5,8 @@
  * (programs are position-independent by default).
  *
  * Promises: read from /proc/self/maps with raw system calls: no lock, no
- * allocation, safe in a signal handler, on about 1 KiB of stack. */
+ * allocation, safe in a signal handler, on fixed buffers of its stack
+ * (code_map.c's LINE and READ). */
 #ifndef PM_CODE_MAP_H
 #define PM_CODE_MAP_H
 
