@@ -352,6 +352,11 @@ int pm_os_file_is(int fd, const struct pm_os_file *f)
     return same;
 }
 
+int pm_os_file_fd(const struct pm_os_file *f)
+{
+    return pm_os_file_is(f->fd, f) ? f->fd : pm_os_file_is(2, f) ? 2 : -1;
+}
+
 char *pm_os_put_str(char *o, const char *s)
 {
     while (*s)

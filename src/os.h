@@ -144,6 +144,10 @@ int pm_os_file_keep(int fd, struct pm_os_file *f);
 /* Whether fd still names f's file. */
 int pm_os_file_is(int fd, const struct pm_os_file *f);
 
+/* A descriptor that names f's file still: f's own, else 2 when stderr
+ * does; -1 when neither. */
+int pm_os_file_fd(const struct pm_os_file *f);
+
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 

@@ -613,6 +613,38 @@ size_t pm_tc_count(unsigned bin)
     return count_of(&pm_tc, bin);
 }
 
+/* Up to n objects of bin from list on, read while their thread may change
+ * them: the walk ends at an object outside bin's chunks or a link that
+ * fails its check. */
+__attribute__((no_sanitize("thread"))) static void walk_cached(unsigned bin, const void *list, unsigned n,
+                                                               void (*fn)(void *ctx, void *object), void *ctx)
+{
+    for (; list && list != PM_LIST_END && n && pm_bin_of_addr((uintptr_t)list) == bin; n--) {
+        fn(ctx, (void *)list);
+        uintptr_t next = __atomic_load_n((const uintptr_t *)list, __ATOMIC_RELAXED) ^ pm_link_key();
+        if (!pm_link_ok(next))
+            return;
+        list = (const void *)next;
+    }
+}
+
+__attribute__((no_sanitize("thread"))) void pm_tc_each_cached(void (*fn)(void *ctx, void *object), void *ctx)
+{
+    pm_lock_take(&members_lock);
+    for (const struct member *m = members; m; m = m->next) {
+        const struct pm_thread_cache *tc = m->tc;
+        if (__atomic_load_n(&tc->state, __ATOMIC_RELAXED) != TC_LIVE)
+            continue;
+        for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+            unsigned batch = pm_bins[bin].batch;
+            walk_cached(bin, __atomic_load_n(&tc->bins[bin].head, __ATOMIC_RELAXED), batch, fn, ctx);
+            walk_cached(bin, __atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED), batch, fn, ctx);
+            walk_cached(bin, __atomic_load_n(&tc->homeward[bin].head, __ATOMIC_RELAXED), batch, fn, ctx);
+        }
+    }
+    pm_lock_drop(&members_lock);
+}
+
 size_t pm_tc_census(size_t counts[PM_NBINS])
 {
     size_t threads = 0;

@@ -272,6 +272,12 @@ size_t pm_tc_count(unsigned bin);
  * threads move meanwhile. */
 size_t pm_tc_census(size_t counts[PM_NBINS]);
 
+/* Calls fn with each object that a live thread's cache holds (its lists,
+ * spares and homeward objects), other threads' read while they run: a
+ * walk ends early at a link that fails its check, so fn may miss
+ * objects those threads move meanwhile. */
+void pm_tc_each_cached(void (*fn)(void *ctx, void *object), void *ctx);
+
 /* Around fork: the list of threads is held, and the child's holds only
  * the thread that forked. */
 void pm_tc_prefork(void);
