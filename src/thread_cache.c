@@ -213,16 +213,16 @@ static void tc_start(void)
         join();
 }
 
-#ifdef PM_DEBUG
-/* Debug builds check this thread's cache and every structure below it on
- * one refill in PM_CHECK_EVERY: often enough that a test which breaks an
- * invariant soon meets a check, seldom enough that walking every list
- * leaves the debug tests their pace.  A refill holds no lock. */
+/* The validators of this thread's cache and every structure below it
+ * run on one refill or slow free in PM_CHECK_EVERY (os.h): often enough
+ * that a test which breaks an invariant soon meets a check, seldom
+ * enough that walking every list leaves the debug tests their pace.  No
+ * lock is held there, and this thread's lists are as they say. */
 #define PM_CHECK_EVERY 4096
 static void check_sometimes(void)
 {
-    static unsigned long refills;
-    if (__atomic_add_fetch(&refills, 1, __ATOMIC_RELAXED) % PM_CHECK_EVERY)
+    static unsigned long steps;
+    if (!pm_check_due(&steps, PM_CHECK_EVERY))
         return;
     pm_tc_check();
     pm_cache_check();
@@ -230,11 +230,6 @@ static void check_sometimes(void)
     pm_pool_check();
     pm_guard_check();
 }
-#else
-static void check_sometimes(void)
-{
-}
-#endif
 
 /* How many objects a list from the folios asks for: no more than the bin
  * has out already, and at least a page's worth (or one object), up to a
@@ -503,6 +498,7 @@ void pm_tc_free_slow(void *p, pm_tbin_fs *t)
     } else {
         overflow(p, bin);
     }
+    check_sometimes();
     pm_background_if_wanted();
 }
 
