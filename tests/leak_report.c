@@ -8,7 +8,9 @@
  * freed objects in its cache.  The parent reads the child's report:
  *   leak_report classes   every leak by size class, exact counts;
  *   leak_report stacks    with the heap profile sampling every large
- *                         object: the large leak under its site's stack. */
+ *                         object: the large leak under its site's stack.
+ * Arguments after the mode are the emulator that runs the child, if any
+ * (CMAKE_CROSSCOMPILING_EMULATOR). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
@@ -124,8 +126,9 @@ static int child(void)
     return 0;
 }
 
-/* The child's stderr, its exit status checked. */
-static char *run_child(const char *self, int stacks, const char *prof)
+/* The child's stderr, its exit status checked; emulator: NULL, or the
+ * command line that runs self. */
+static char *run_child(const char *self, char **emulator, int stacks, const char *prof)
 {
     int out[2];
     CHECK(pipe(out) == 0);
@@ -139,7 +142,14 @@ static char *run_child(const char *self, int stacks, const char *prof)
             setenv("PRIMALLOC_PROF_RATE", "1", 1);
             setenv("PRIMALLOC_PROF_FILE", prof, 1);
         }
-        execl(self, self, "child", (char *)0);
+        char *args[16];
+        int n = 0;
+        for (; emulator && *emulator && n < 13; emulator++)
+            args[n++] = *emulator;
+        args[n++] = (char *)self;
+        args[n++] = "child";
+        args[n] = 0;
+        execvp(args[0], args);
         _exit(127);
     }
     close(out[1]);
@@ -247,14 +257,14 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "child"))
         return child();
-    CHECK_MSG(argc == 2 && (!strcmp(argv[1], "classes") || !strcmp(argv[1], "stacks")), "usage: %s classes|stacks",
-              argv[0]);
+    CHECK_MSG(argc >= 2 && (!strcmp(argv[1], "classes") || !strcmp(argv[1], "stacks")),
+              "usage: %s classes|stacks [EMULATOR...]", argv[0]);
     int stacks = !strcmp(argv[1], "stacks");
     char prof[] = "/tmp/leak_report.XXXXXX";
     CHECK(mkdtemp(prof));
     char prefix[64];
     snprintf(prefix, sizeof prefix, "%s/prof", prof);
-    const char *text = run_child("/proc/self/exe", stacks, prefix);
+    const char *text = run_child(argv[0], argv + 2, stacks, prefix);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", prof);
     CHECK(system(cmd) == 0);
