@@ -53,8 +53,10 @@ static void double_free_later(const void *arg __attribute__((unused)))
 }
 
 /* The same with the program going on to allocate, as a program that does
- * not trim would: the object must not be handed out twice, so the malloc
- * that would hand it out the second time reports it. */
+ * not trim would: the object must not be handed out twice.  The child's
+ * thread is new, whose frees look for the object in its lists, so the
+ * second free reports it (a settled thread's malloc would, on taking it
+ * the second time). */
 static void double_free_then_reuse(const void *arg __attribute__((unused)))
 {
     double_free_under_others();
@@ -113,7 +115,7 @@ struct misuse {
 static const struct misuse cases[] = {
     {"double free", "free", double_free},
     {"double free after other frees, found by malloc_trim", "free", double_free_later},
-    {"double free after other frees, then allocations", "malloc", double_free_then_reuse},
+    {"double free after other frees, then allocations", "free", double_free_then_reuse},
     {"free of a stack address", "free", stack_pointer},
     {"free in a chunk-aligned foreign mapping", "free", foreign_chunk},
     {"free of an interior pointer", "free", interior_pointer},
