@@ -13,7 +13,7 @@
  *   a freed large slot                as above      as above              the note
  *   a freed large object at an        its freed     -                     -
  *   offset in its slot                mark
- *   a guarded large object            (the word before it: its guard)
+ *   a guarded large object            (the line before it: its guard)
  *
  * Free objects in a folio hold nothing: the folio record's bitmap says
  * they are free.  So every object a thread's list can receive carries the
@@ -222,23 +222,46 @@ static inline void *pm_large_noted(void *slot)
     return offset < PM_PAGE ? (char *)slot + offset : slot;
 }
 
-/* The word before a guarded object (before) or the first word of a freed
- * one: derived from its address and the link secret, which the program's
- * data does not hold by chance. */
+/* Word `before` words before a guarded object (1 to PM_GUARD_WORDS), or
+ * the first word of a freed one (0): derived from its address and the
+ * link secret, which the program's data does not hold by chance. */
 static inline uintptr_t pm_large_guard(const void *p, int before)
 {
     return (uintptr_t)p ^ pm_link_secret ^ (uintptr_t)before;
 }
 
+/* A guarded object's guard fills the line before it, which its offset
+ * (at least a line) leaves in its slot: a store up to a line before the
+ * object changes it. */
+#define PM_GUARD_WORDS ((int)(PM_LINE / sizeof(uintptr_t)))
+
+static inline void pm_large_guard_set(void *p)
+{
+    for (int k = 1; k <= PM_GUARD_WORDS; k++)
+        ((uintptr_t *)p)[-k] = pm_large_guard(p, k);
+}
+
+static inline int pm_large_guard_intact(const void *p)
+{
+    uintptr_t diff = 0;
+    for (int k = 1; k <= PM_GUARD_WORDS; k++)
+        diff |= ((const uintptr_t *)p)[-k] ^ pm_large_guard(p, k);
+    return !diff;
+}
+
 /* Frees p, the object at slot: aborts, naming call, if p is guarded and
- * its guard was overwritten (or p is no object's start).  The slot then
- * notes p, and a guarded p carries its freed mark. */
+ * its guard was overwritten (or p is no object's start).  The guard is
+ * then cleared, so that only a live object's line before it reads as a
+ * guard (the checked copies look for one, bounds.c); the slot notes p,
+ * and a guarded p carries its freed mark. */
 static inline void pm_large_release(void *slot, void *p, const char *call)
 {
     if (p == slot)
         return;
-    if (pm_unlikely(((uintptr_t *)p)[-1] != pm_large_guard(p, 1)))
+    if (pm_unlikely(!pm_large_guard_intact(p)))
         pm_fatal(call, p, "memory before the object overwritten, or a pointer inside it");
+    for (int k = 1; k <= PM_GUARD_WORDS; k++)
+        ((uintptr_t *)p)[-k] = 0;
     pm_large_note(slot, p);
     *(uintptr_t *)p = pm_large_guard(p, 0);
 }

@@ -29,7 +29,7 @@ static void *place(size_t size, const char *call)
         return 0;
     char *p = slot + offset;
     if (offset)
-        ((uintptr_t *)p)[-1] = pm_large_guard(p, 1);
+        pm_large_guard_set(p);
     return p;
 }
 

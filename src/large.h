@@ -6,7 +6,7 @@
  * objects; the caches hold slot starts.
  *
  * An object at an offset (not at its slot's start) is guarded where a
- * slot has room that no object uses: the word before it holds a value
+ * slot has room that no object uses: the line before it holds values
  * derived from its address and the link secret (free_object.h), checked
  * when it is freed, so that an underflow or a free of a pointer inside it
  * aborts; once freed, its first word holds another such value, checked
