@@ -43,8 +43,14 @@ static __attribute__((noinline)) void *sample(size_t size, const char *call)
     return place(size, call);
 }
 
+/* A process's first large allocation may come before any thread cache
+ * has started and read the guard rate (guard.h): while the rate reads 0,
+ * it is read here (once; later calls find it read). */
 void *pm_large_alloc(size_t size, const char *call)
 {
+    if (pm_unlikely(pm_guard_rate))
+        return sample(size, call);
+    pm_guard_init();
     if (pm_unlikely(pm_guard_rate))
         return sample(size, call);
     return place(size, call);
