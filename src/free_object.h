@@ -250,18 +250,14 @@ static inline int pm_large_guard_intact(const void *p)
 }
 
 /* Frees p, the object at slot: aborts, naming call, if p is guarded and
- * its guard was overwritten (or p is no object's start).  The guard is
- * then cleared, so that only a live object's line before it reads as a
- * guard (the checked copies look for one, bounds.c); the slot notes p,
- * and a guarded p carries its freed mark. */
+ * its guard was overwritten (or p is no object's start).  The slot then
+ * notes p, and a guarded p carries its freed mark. */
 static inline void pm_large_release(void *slot, void *p, const char *call)
 {
     if (p == slot)
         return;
     if (pm_unlikely(!pm_large_guard_intact(p)))
         pm_fatal(call, p, "memory before the object overwritten, or a pointer inside it");
-    for (int k = 1; k <= PM_GUARD_WORDS; k++)
-        ((uintptr_t *)p)[-k] = 0;
     pm_large_note(slot, p);
     *(uintptr_t *)p = pm_large_guard(p, 0);
 }
