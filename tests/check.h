@@ -99,6 +99,10 @@ long minor_faults(void);
 /* Resident set size of this process in bytes, from /proc/self/statm. */
 size_t rss_bytes(void);
 
+/* Reads fd to its end (the writers have exited or closed it), or until
+ * buf holds cap - 1 bytes, and ends it with a NUL; returns the length. */
+size_t read_all(int fd, char *buf, size_t cap);
+
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
 

@@ -154,11 +154,7 @@ static char *run_child(const char *self, char **emulator, int stacks, const char
     }
     close(out[1]);
     static char text[1 << 16];
-    size_t n = 0;
-    ssize_t got;
-    while (n < sizeof text - 1 && (got = read(out[0], text + n, sizeof text - 1 - n)) > 0)
-        n += (size_t)got;
-    text[n] = 0;
+    read_all(out[0], text, sizeof text);
     close(out[0]);
     int status;
     CHECK(waitpid(pid, &status, 0) == pid);

@@ -2,6 +2,7 @@
 /* Implementation of the helpers declared in check.h. */
 #include "check.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -126,6 +127,21 @@ void deadlock_watchdog(unsigned seconds)
 void watchdog_progress(void)
 {
     alarm(watchdog_seconds);
+}
+
+size_t read_all(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        CHECK(r >= 0);
+        if (r == 0 || (len += (size_t)r) == cap - 1)
+            break;
+    }
+    buf[len] = 0;
+    return len;
 }
 
 size_t rss_bytes(void)

@@ -23,22 +23,6 @@ void child_announce(const void *p)
     CHECK(syscall(SYS_write, announce_fd, &v, sizeof v) == sizeof v);
 }
 
-/* Reads until end of file: the child and anything it forked have exited
- * or closed the pipe. */
-static void read_all(int fd, char *buf, size_t cap)
-{
-    size_t len = 0;
-    for (;;) {
-        ssize_t r = read(fd, buf + len, cap - 1 - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        CHECK(r >= 0);
-        if (r == 0 || (len += (size_t)r) == cap - 1)
-            break;
-    }
-    buf[len] = 0;
-}
-
 /* qemu-user adds a line of its own when the program it runs dies of a
  * signal; it is not the program's output. */
 static void drop_emulator_line(char *err)

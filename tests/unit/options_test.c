@@ -45,11 +45,7 @@ static struct outcome run(enum pm_option o, const char *value, enum pm_option ex
     close(err[1]);
     struct outcome r;
     CHECK(read(out[0], &r, sizeof r) == (ssize_t)sizeof r);
-    size_t len = 0;
-    ssize_t n;
-    while (len < sizeof r.err - 1 && (n = read(err[0], r.err + len, sizeof r.err - 1 - len)) > 0)
-        len += (size_t)n;
-    r.err[len] = 0;
+    read_all(err[0], r.err, sizeof r.err);
     close(out[0]);
     close(err[0]);
     int status;

@@ -30,11 +30,7 @@ static inline void check_fatal(void (*fn)(void *), void *arg, const char *expect
     }
     close(fds[1]);
     char buf[512];
-    size_t len = 0;
-    ssize_t n;
-    while (len < sizeof buf - 1 && (n = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)n;
-    buf[len] = 0;
+    read_all(fds[0], buf, sizeof buf);
     close(fds[0]);
     int status;
     CHECK(waitpid(pid, &status, 0) == pid);
