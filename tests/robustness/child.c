@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "child.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
