@@ -32,8 +32,6 @@
 #define PM_MALLOC_PLACE __attribute__((aligned(64), patchable_function_entry(16, 16)))
 #define PM_FREE_PLACE __attribute__((aligned(64)))
 
-static __attribute__((noinline)) void free_slow(void *p, size_t size, const char *call);
-
 PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
 {
     return pm_alloc(size, "malloc");
@@ -42,156 +40,6 @@ PM_API PM_MALLOC_PLACE void *pm_malloc(size_t size)
 PM_API PM_FREE_PLACE void pm_free(void *p)
 {
     pm_dealloc(p, 0, "free");
-}
-
-/* ---- slow paths ---- */
-
-/* A huge object, or, for a weight from big_weight, a sampled large or
- * huge object (heap_profile.h); then the purge its allocation may call
- * for (background.h). */
-static void *huge_alloc(size_t size, size_t align, long weight, int *dirty)
-{
-    void *p = weight ? pm_prof_alloc_big(size, align, weight, dirty)
-              : size <= PTRDIFF_MAX && align <= PM_CHUNK << 10 ? pm_huge_alloc(size, align, dirty)
-                                                               : 0;
-    pm_background_if_wanted();
-    if (!p)
-        errno = ENOMEM;
-    return p;
-}
-
-/* How a large or huge allocation of size bytes weighs in the heap
- * profile: 0 unless it is sampled. */
-static long big_weight(size_t size)
-{
-    return pm_unlikely(pm_prof_on) && size <= PTRDIFF_MAX ? pm_sampler_charge(size) : 0;
-}
-
-/* A large or huge object the sampler may pick: apart from pm_alloc_big,
- * whose path without the profile then needs no frame. */
-static __attribute__((noinline)) void *alloc_big_profiled(size_t size, const char *call)
-{
-    long weight = big_weight(size);
-    if (size <= PM_LARGE_MAX && !weight)
-        return pm_large_alloc(size, call);
-    return huge_alloc(size, PM_ALIGN, weight, 0);
-}
-
-void *pm_alloc_big(size_t size, const char *call)
-{
-    if (pm_unlikely(pm_prof_on))
-        return alloc_big_profiled(size, call);
-    if (size <= PM_LARGE_MAX)
-        return pm_large_alloc(size, call);
-    return huge_alloc(size, PM_CHUNK, 0, 0);
-}
-
-/* Where a pointer handed to free, realloc or malloc_usable_size lives.
- * Anything that is not a live object's start ends in pm_fatal. */
-struct where {
-    unsigned bin;              /* PM_NBINS for a huge object */
-    void *start;               /* the object (for large ones, its slot; for
-                                  a sampled one, its home) */
-    int sampled;               /* p is a sampled object inside start */
-    size_t usable;             /* bytes from p to the end of the object */
-    struct pm_chunk_entry *huge;
-    int guarded;               /* an object on a guard page (guard.h) */
-};
-
-static struct where locate(void *p, const char *call, const char *freed)
-{
-    uintptr_t a = (uintptr_t)p;
-    struct pm_chunk_entry *e = pm_chunk_entry_of(a);
-    uint32_t tag = e ? e->tag : 0;
-    unsigned bin = pm_bin_of_tag(tag);
-    struct where w = {PM_NBINS, p, 0, 0, 0, 0};
-    if (bin < PM_NBINS) {
-        w.bin = bin;
-        const struct pm_bin *b = &pm_bins[w.bin];
-        uint32_t rel = (uint32_t)(a & (PM_CHUNK - 1)) - PM_DATA_START;
-        if (b->kind == PM_LARGE)
-            w.start = pm_large_slot(p, w.bin);
-        else if (!pm_is_object(b, rel))
-            w.start = 0;
-        if (!w.start)
-            w.sampled = (w.start = pm_prof_home(p)) != 0;
-        if (!w.start)
-            pm_fatal(call, p, "pointer inside an object, not at its start");
-        if (pm_tc_holds(w.start, w.bin, call))
-            pm_fatal(call, p, freed);
-        w.usable = (size_t)((char *)w.start + b->size - (char *)p);
-        return w;
-    }
-    /* A sampled object's mapping may lie where the table still tells of
-     * a chunk that was given back. */
-    int was_freed;
-    if (tag != PM_TAG_HUGE && pm_guard_find(p, &w.usable, &was_freed)) {
-        if (was_freed)
-            pm_fatal(call, p, freed);
-        w.guarded = 1;
-        return w;
-    }
-    switch (tag) {
-    case PM_TAG_HUGE:
-        if (a & (PM_CHUNK - 1))
-            pm_fatal(call, p, "pointer inside an object, not at its start");
-        w.huge = e;
-        w.usable = pm_huge_usable(e);
-        return w;
-    case PM_TAG_FREE:
-    case PM_TAG_GONE:
-        pm_fatal(call, p, freed);
-    case PM_TAG_HUGE_BODY:
-        pm_fatal(call, p, "pointer inside an object, not at its start");
-    default:
-        pm_fatal(call, p, "pointer not allocated by primalloc");
-    }
-}
-
-static void release(void *p, const struct where *w, const char *call, void *site)
-{
-    if (w->guarded) {
-        pm_guard_free(p, call, site);
-        return;
-    }
-    if (w->huge || w->sampled) {
-        pm_prof_free(p);
-        if (w->huge)
-            pm_huge_free(w->start, w->huge);
-        else
-            pm_prof_give_back(w->start, w->bin);
-        pm_background_if_wanted();
-        return;
-    }
-    pm_large_release(w->start, p, call);
-    pm_tc_push(w->start, w->bin);
-}
-
-/* A free the fast path did not take.  A large object at its offset: its
- * guard checked, back to its slot, noting the pointer for a double free
- * found later.  Anything else, and a slot with the free mark, goes the
- * slow way, which tells a double free from a mark the program stored. */
-void pm_free_other(void *p, size_t size, const char *call)
-{
-    unsigned bin = pm_bin_of_addr((uintptr_t)p);
-    char *slot = bin < PM_NBINS && pm_bins[bin].kind == PM_LARGE ? pm_large_slot(p, bin) : 0;
-    if (!slot || pm_carries_mark(slot) ||
-        size > (size_t)(slot + pm_bins[bin].size - (char *)p)) {
-        free_slow(p, size, call);
-        return;
-    }
-    pm_large_release(slot, p, call);
-    pm_tc_push(slot, bin);
-}
-
-static void free_slow(void *p, size_t size, const char *call)
-{
-    if (!p)
-        return;
-    struct where w = locate(p, call, "double free");
-    if (size > w.usable)
-        pm_fatal(call, p, "size larger than the object");
-    release(p, &w, call, __builtin_return_address(0));
 }
 
 static void *alloc_aligned(size_t align, size_t size, const char *call)
@@ -206,10 +54,10 @@ static void *alloc_aligned(size_t align, size_t size, const char *call)
     size_t need = size > align ? size : align;
     if (need <= 1ul << PM_POW2_MAX_LOG)
         return pm_tc_pop(pm_pow2_bin_by_log[64 - __builtin_clzl(need - 1)], call);
-    long weight = align <= PM_CHUNK << 10 ? big_weight(size) : 0;
+    long weight = align <= PM_CHUNK << 10 ? pm_big_weight(size) : 0;
     if (align <= PM_PAGE && size <= PM_LARGE_MAX && pm_likely(!weight))
         return pm_large_alloc_aligned(size, call);
-    return huge_alloc(size, align, weight, 0);
+    return pm_alloc_huge(size, align, weight, 0);
 }
 
 static int is_pow2(size_t x)
@@ -234,7 +82,7 @@ PM_API void *pm_calloc(size_t n, size_t size)
     }
     /* Huge memory from the kernel or an uncommitted run is zero already. */
     int dirty;
-    void *p = huge_alloc(total, PM_CHUNK, big_weight(total), &dirty);
+    void *p = pm_alloc_huge(total, PM_CHUNK, pm_big_weight(total), &dirty);
     if (p && dirty)
         memset(p, 0, total);
     return p;
@@ -248,7 +96,7 @@ PM_API void *pm_realloc(void *p, size_t size)
         pm_free(p);
         return 0;
     }
-    struct where w = locate(p, "realloc", "pointer already freed");
+    struct pm_where w = pm_locate(p, "realloc", "pointer already freed");
     if (w.huge) {
         void *q = size > PM_LARGE_MAX ? pm_huge_resize(p, w.huge, size) : 0;
         if (q) {
@@ -262,7 +110,7 @@ PM_API void *pm_realloc(void *p, size_t size)
     if (!q)
         return 0;
     memcpy(q, p, size < w.usable ? size : w.usable);
-    release(p, &w, "realloc", __builtin_return_address(0));
+    pm_release(p, &w, "realloc", __builtin_return_address(0));
     return q;
 }
 
@@ -328,7 +176,7 @@ PM_API void *pm_pvalloc(size_t size)
 
 PM_API size_t pm_malloc_usable_size(const void *p)
 {
-    return p ? locate((void *)p, "malloc_usable_size", "pointer already freed").usable : 0;
+    return p ? pm_locate((void *)p, "malloc_usable_size", "pointer already freed").usable : 0;
 }
 
 PM_API void pm_free_sized(void *p, size_t size)

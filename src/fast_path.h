@@ -4,7 +4,7 @@
  * functions of api.c and the C++ operators of cxx_operators.c.  A small or
  * medium request is a table lookup and a pop from this thread's list; a
  * free of an object's start in a bin's chunk, a push on it.  Everything
- * else is a call away, in api.c.
+ * else is a call away, in slow_paths.c.
  *
  * Promises: pm_alloc returns an object of at least size bytes, or NULL
  * with errno set to ENOMEM; pm_dealloc frees p, a pointer malloc or a
@@ -19,14 +19,8 @@
 #include "chunk_table.h"
 #include "os.h"
 #include "sizeclass.h"
+#include "slow_paths.h"
 #include "thread_cache.h"
-
-#pragma GCC visibility push(hidden)
-/* A request above PM_LOOKUP_MAX: a large or huge object. */
-void *pm_alloc_big(size_t size, const char *call);
-/* A free the fast path did not take. */
-__attribute__((noinline)) void pm_free_other(void *p, size_t size, const char *call);
-#pragma GCC visibility pop
 
 /* This thread's entry for the bin of a request of at most PM_LOOKUP_MAX
  * bytes. */
