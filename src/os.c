@@ -253,11 +253,6 @@ void pm_os_futex_wake(uint32_t *addr)
     errno = saved;
 }
 
-void pm_os_yield(void)
-{
-    sched_yield();
-}
-
 uint64_t pm_os_random_seed(void)
 {
     uint64_t r = 0;

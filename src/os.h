@@ -82,7 +82,6 @@ unsigned pm_os_cpus(void);
 /* Futex wait while *addr == val, and wake one waiter. */
 void pm_os_futex_wait(uint32_t *addr, uint32_t val);
 void pm_os_futex_wake(uint32_t *addr);
-void pm_os_yield(void);
 
 uint64_t pm_os_random_seed(void);
 
