@@ -666,13 +666,6 @@ void pm_cache_census(unsigned bin, size_t *cpu, size_t *global)
     *global = down * pm_bins[bin].batch;
 }
 
-size_t pm_cache_count(unsigned bin)
-{
-    size_t cpu, global;
-    pm_cache_census(bin, &cpu, &global);
-    return cpu + global;
-}
-
 size_t pm_cache_metadata(void)
 {
     return sizeof globals + sizeof global_locks + __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
