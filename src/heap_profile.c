@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include "chunk_table.h"
+#include "elf_symbols.h"
 #include "folio.h"
 #include "huge.h"
 #include "free_object.h"
@@ -493,7 +494,7 @@ static void write_folded(struct out *o, const struct snapshot *snap, uint32_t n)
         if (!distinct || f.v[distinct - 1].addr != f.v[i].addr)
             f.v[distinct++] = f.v[i];
     f.n = distinct;
-    pm_os_each_symbol(name_frames, &f);
+    pm_elf_each_symbol(name_frames, &f);
     for (uint32_t i = 0; i < n; i++) {
         if (!snap[i].live.bytes)
             continue;

@@ -191,12 +191,6 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond);
  * makes that call where allocating is safe. */
 int pm_os_backtrace(void **frames, int max);
 void pm_os_backtrace_prime(void);
-/* Where primalloc's own code lies when it is a shared object of its own;
- * an empty range when it is linked into the program. */
-void pm_os_own_code(uintptr_t *lo, uintptr_t *hi);
-/* Calls fn(ctx, start, size, name) for every function among the dynamic
- * symbols of every loaded object, as dladdr would search them. */
-void pm_os_each_symbol(void (*fn)(void *ctx, uintptr_t start, size_t size, const char *name), void *ctx);
 
 /* The environment variable's value, or NULL. */
 const char *pm_os_env(const char *name);
