@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "folio.h"
+#include "canary.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "counters.h"
