@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "options.h"
 #include <signal.h>
+#include <string.h>
 #include "arch.h"
 #include "os.h"
 #include "text.h"
@@ -66,13 +67,6 @@ static char texts[PM_NOPTIONS][PM_OPTION_TEXT_BYTES];
 static uint32_t state; /* UNREAD, READING or READ */
 enum { UNREAD, READING, READ };
 
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
 /* The number s spells in decimal digits alone, if it is at most `most`;
  * otherwise (empty, another character, or too big) most + 1. */
 static uint64_t decimal(const char *s, uint64_t most)
@@ -98,7 +92,7 @@ static int signal_number(const char *v)
         if (v[0] == 'S' && v[1] == 'I' && v[2] == 'G')
             v += 3;
         for (size_t i = 0; i < sizeof signal_names / sizeof *signal_names; i++)
-            if (same(signal_names[i].name, v))
+            if (!strcmp(signal_names[i].name, v))
                 sig = signal_names[i].sig;
     }
     return sig && pm_os_signal_catchable(sig) ? sig : 0;
@@ -119,7 +113,7 @@ static int take(enum pm_option o, const char *v)
         return 1;
     case CHOICE:
         for (n = 0; s->words[n]; n++)
-            if (same(s->words[n], v)) {
+            if (!strcmp(s->words[n], v)) {
                 values[o] = n;
                 return 1;
             }
