@@ -168,6 +168,15 @@ static ssize_t sys_read(int fd, void *buf, size_t n)
     return (ssize_t)syscall(SYS_read, fd, buf, n);
 }
 
+/* sys_read, again while a signal interrupts it. */
+static ssize_t sys_read_retried(int fd, void *buf, size_t n)
+{
+    ssize_t got;
+    while ((got = sys_read(fd, buf, n)) < 0 && errno == EINTR)
+        ;
+    return got;
+}
+
 static ssize_t sys_write(int fd, const void *buf, size_t n)
 {
     return (ssize_t)syscall(SYS_write, fd, buf, n);
@@ -517,9 +526,7 @@ int pm_os_open(const char *path)
 long pm_os_read(int fd, void *buf, size_t n)
 {
     int saved = errno;
-    ssize_t got;
-    while ((got = sys_read(fd, buf, n)) < 0 && errno == EINTR)
-        ;
+    ssize_t got = sys_read_retried(fd, buf, n);
     errno = saved;
     return got;
 }
@@ -532,9 +539,8 @@ int pm_os_copy_file(const char *path, int fd)
     char buf[4096];
     ssize_t n;
     int status = 0;
-    while (!status && ((n = sys_read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
-        if (n > 0)
-            status = pm_os_write(fd, buf, (size_t)n);
+    while (!status && (n = sys_read_retried(in, buf, sizeof buf)) > 0)
+        status = pm_os_write(fd, buf, (size_t)n);
     sys_close(in);
     return n < 0 ? -1 : status;
 }
