@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "code_map.h"
 #include "os.h"
+#include "text.h"
 
 /* A maps line: "START-END PERMS OFFSET DEV INODE PATH".  Longer lines are
  * cut: the path is all that can be lost. */
@@ -85,11 +86,11 @@ char *pm_code_put(char *o, uintptr_t addr)
     char name[160];
     uintptr_t in_file;
     if (!pm_code_place(addr, name, sizeof name, &in_file))
-        return pm_os_put_hex(o, addr);
-    o = pm_os_put_str(o, name);
-    o = pm_os_put_str(o, "+");
-    o = pm_os_put_hex(o, in_file);
-    o = pm_os_put_str(o, " (");
-    o = pm_os_put_hex(o, addr);
-    return pm_os_put_str(o, ")");
+        return pm_text_hex(o, addr);
+    o = pm_text_str(o, name);
+    o = pm_text_str(o, "+");
+    o = pm_text_hex(o, in_file);
+    o = pm_text_str(o, " (");
+    o = pm_text_hex(o, addr);
+    return pm_text_str(o, ")");
 }

@@ -6,6 +6,7 @@
 #include "options.h"
 #include "os.h"
 #include "probe.h"
+#include "text.h"
 
 uint32_t pm_guard_rate;
 
@@ -173,19 +174,19 @@ int pm_guard_find(const void *p, size_t *usable, int *freed)
 static _Noreturn void die_about(char *buf, char *o, const char *what, const struct guarded *g, uintptr_t pc,
                                 int wrote)
 {
-    o = pm_os_put_str(o, what);
-    o = pm_os_put_str(o, " sampled object ");
-    o = pm_os_put_hex(o, (uintptr_t)g->p);
-    o = pm_os_put_str(o, " of ");
-    o = pm_os_put_dec(o, g->usable);
-    o = pm_os_put_str(o, " bytes, allocated from ");
+    o = pm_text_str(o, what);
+    o = pm_text_str(o, " sampled object ");
+    o = pm_text_hex(o, (uintptr_t)g->p);
+    o = pm_text_str(o, " of ");
+    o = pm_text_dec(o, g->usable);
+    o = pm_text_str(o, " bytes, allocated from ");
     o = pm_code_put(o, (uintptr_t)g->alloc_site - 1);
     if (g->freed) {
-        o = pm_os_put_str(o, ", freed from ");
+        o = pm_text_str(o, ", freed from ");
         o = pm_code_put(o, (uintptr_t)g->free_site - 1);
     }
     if (pc) {
-        o = pm_os_put_str(o, wrote > 0 ? ", written at " : wrote == 0 ? ", read at " : ", at ");
+        o = pm_text_str(o, wrote > 0 ? ", written at " : wrote == 0 ? ", read at " : ", at ");
         o = pm_code_put(o, pc);
     }
     pm_os_die(buf, o);

@@ -26,6 +26,7 @@
 #include "arch.h"
 #include "elf_symbols.h"
 #include "layout.h"
+#include "text.h"
 
 size_t pm_os_page(void)
 {
@@ -355,34 +356,6 @@ int pm_os_file_is(int fd, const struct pm_os_file *f)
     return same;
 }
 
-char *pm_os_put_str(char *o, const char *s)
-{
-    while (*s)
-        *o++ = *s++;
-    return o;
-}
-
-char *pm_os_put_hex(char *o, uintptr_t v)
-{
-    int digits = 1;
-    while (digits < 16 && v >> (4 * digits))
-        digits++;
-    o = pm_os_put_str(o, "0x");
-    for (int i = digits - 1; i >= 0; i--)
-        *o++ = "0123456789abcdef"[v >> (4 * i) & 15];
-    return o;
-}
-
-char *pm_os_put_dec(char *o, uint64_t v)
-{
-    char num[21], *n = num + sizeof num;
-    *--n = 0;
-    do
-        *--n = (char)('0' + v % 10);
-    while ((v /= 10));
-    return pm_os_put_str(o, n);
-}
-
 _Noreturn void pm_os_die(char *buf, char *end)
 {
     *end++ = '\n';
@@ -393,32 +366,32 @@ _Noreturn void pm_os_die(char *buf, char *end)
 
 char *pm_os_put_call(char *o, const char *call, const void *ptr)
 {
-    o = pm_os_put_str(o, "primalloc: ");
-    o = pm_os_put_str(o, call);
-    o = pm_os_put_str(o, "(");
-    o = pm_os_put_hex(o, (uintptr_t)ptr);
-    return pm_os_put_str(o, "): ");
+    o = pm_text_str(o, "primalloc: ");
+    o = pm_text_str(o, call);
+    o = pm_text_str(o, "(");
+    o = pm_text_hex(o, (uintptr_t)ptr);
+    return pm_text_str(o, "): ");
 }
 
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
 {
     char buf[160];
-    pm_os_die(buf, pm_os_put_str(pm_os_put_call(buf, call, ptr), what));
+    pm_os_die(buf, pm_text_str(pm_os_put_call(buf, call, ptr), what));
 }
 
 #ifdef PM_DEBUG
 _Noreturn void pm_assert_failed(const char *file, int line, const char *cond)
 {
     char buf[400];
-    char *o = pm_os_put_str(buf, "primalloc: ");
-    o = pm_os_put_str(o, file);
-    o = pm_os_put_str(o, ":");
-    o = pm_os_put_dec(o, (uint64_t)line);
-    o = pm_os_put_str(o, ": assertion ");
+    char *o = pm_text_str(buf, "primalloc: ");
+    o = pm_text_str(o, file);
+    o = pm_text_str(o, ":");
+    o = pm_text_dec(o, (uint64_t)line);
+    o = pm_text_str(o, ": assertion ");
     size_t room = sizeof buf - (size_t)(o - buf) - 10;
     for (; *cond && room; room--)
         *o++ = *cond++;
-    o = pm_os_put_str(o, " failed");
+    o = pm_text_str(o, " failed");
     pm_os_die(buf, o);
 }
 #endif

@@ -146,13 +146,10 @@ int pm_os_file_is(int fd, const struct pm_os_file *f);
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 
-/* A line for stderr built without malloc (safe in a signal handler): each
- * call appends at o, which must leave room, and returns the new end;
- * pm_os_die writes buf up to end and a newline, then aborts. */
-char *pm_os_put_str(char *o, const char *s);
-char *pm_os_put_hex(char *o, uintptr_t v);
-char *pm_os_put_dec(char *o, uint64_t v);
-/* "primalloc: CALL(PTR): ", the start of every line about a call. */
+/* A line for stderr, built without malloc (text.h) and safe in a signal
+ * handler: pm_os_put_call appends "primalloc: CALL(PTR): ", the start of
+ * every line about a call, at o, which must leave room, and returns the
+ * new end; pm_os_die writes buf up to end and a newline, then aborts. */
 char *pm_os_put_call(char *o, const char *call, const void *ptr);
 _Noreturn void pm_os_die(char *buf, char *end);
 
