@@ -48,10 +48,7 @@ static int holds(const char *line, uintptr_t addr, char *name, size_t room, uint
     s = next_field(next_field(next_field(s))); /* dev, inode: the path */
     if (*s != '/')
         return 0;
-    size_t n = 0;
-    while (s[n] && n + 1 < room)
-        name[n] = s[n], n++;
-    name[n] = 0;
+    *pm_text_str_cut(name, name + room - 1, s) = 0;
     *in_file = addr - lo + offset;
     return 1;
 }

@@ -537,30 +537,24 @@ static int write_file(const char *path, void (*write)(struct out *, const struct
 
 static uint32_t dumps;
 
-static char *cat(char *at, const char *end, const char *s)
-{
-    while (*s && at < end)
-        *at++ = *s++;
-    return at;
-}
-
 /* The counts are copied under the lock; symbols are looked up after it is
  * dropped, since the loader may allocate, and so wait for this lock,
  * while it holds its own. */
 int pm_prof_dump(const char *path)
 {
     char name[PM_OPTION_TEXT_BYTES + 64], digits[24];
-    const char *end = name + sizeof name - sizeof ".folded";
+    char *end = name + sizeof name - sizeof ".folded";
     if (!pm_prof_on) {
         errno = EINVAL;
         return -1;
     }
-    char *stem = cat(name, end, path ? path : pm_option_text(PM_OPT_PROF_FILE));
+    char *stem = pm_text_str_cut(name, end, path ? path : pm_option_text(PM_OPT_PROF_FILE));
     if (!path) {
-        stem = cat(stem, end, ".");
-        stem = cat(stem, end, pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10));
-        stem = cat(stem, end, ".");
-        stem = cat(stem, end, pm_text_numeral(digits, __atomic_fetch_add(&dumps, 1, __ATOMIC_RELAXED), 10));
+        stem = pm_text_str_cut(stem, end, ".");
+        stem = pm_text_str_cut(stem, end, pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10));
+        stem = pm_text_str_cut(stem, end, ".");
+        stem = pm_text_str_cut(stem, end,
+                               pm_text_numeral(digits, __atomic_fetch_add(&dumps, 1, __ATOMIC_RELAXED), 10));
     }
     __builtin_memcpy(stem, path ? "" : ".heap", path ? 1 : sizeof ".heap");
     size_t bytes = ((size_t)STACKS * sizeof(struct snapshot) + PM_PAGE - 1) & ~(PM_PAGE - 1);

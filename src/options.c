@@ -174,10 +174,9 @@ static void put_allowed(struct pm_text *t, const struct setting *s)
 static void put_quoted(struct pm_text *t, const char *v)
 {
     char part[QUOTED + 4];
-    size_t n = 0;
-    while (v[n] && n < QUOTED)
-        part[n] = v[n], n++;
-    __builtin_memcpy(part + n, v[n] ? "..." : "", v[n] ? 4 : 1);
+    char *end = pm_text_str_cut(part, part + QUOTED, v);
+    const char *rest = v + (end - part);
+    __builtin_memcpy(end, *rest ? "..." : "", *rest ? 4 : 1);
     pm_text_put(t, part);
 }
 

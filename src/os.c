@@ -388,9 +388,7 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond)
     o = pm_text_str(o, ":");
     o = pm_text_dec(o, (uint64_t)line);
     o = pm_text_str(o, ": assertion ");
-    size_t room = sizeof buf - (size_t)(o - buf) - 10;
-    for (; *cond && room; room--)
-        *o++ = *cond++;
+    o = pm_text_str_cut(o, buf + sizeof buf - 10, cond);
     o = pm_text_str(o, " failed");
     pm_os_die(buf, o);
 }

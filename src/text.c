@@ -45,3 +45,10 @@ char *pm_text_dec(char *o, uint64_t v)
     char digits[24];
     return pm_text_str(o, pm_text_numeral(digits, v, 10));
 }
+
+char *pm_text_str_cut(char *o, char *end, const char *s)
+{
+    while (*s && o < end)
+        *o++ = *s++;
+    return o;
+}

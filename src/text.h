@@ -5,8 +5,8 @@
  * each call returning the line's new end.
  * Promises: the sink receives the text in order, in pieces of at most the
  * buffer's size, and only from pm_text_put and pm_text_flush; the
- * appending calls write nothing past the room their caller leaves, and
- * no NUL. */
+ * appending calls write nothing past the room their caller leaves (or,
+ * for pm_text_str_cut, past end), and no NUL. */
 #ifndef PM_TEXT_H
 #define PM_TEXT_H
 
@@ -34,5 +34,8 @@ const char *pm_text_numeral(char digits[24], uint64_t v, unsigned base);
 char *pm_text_str(char *o, const char *s);
 char *pm_text_hex(char *o, uintptr_t v);
 char *pm_text_dec(char *o, uint64_t v);
+
+/* s appended at o but cut at end: the new end, end at most. */
+char *pm_text_str_cut(char *o, char *end, const char *s);
 
 #endif

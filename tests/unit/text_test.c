@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Text without stdio: numerals in both bases at their extremes, lines
- * appended at a pointer, and pieces handed to a sink in order, none
- * larger than the buffer. */
+ * appended at a pointer and cut at their end, and pieces handed to a
+ * sink in order, none larger than the buffer. */
 #include <stdint.h>
 #include <string.h>
 #include "text.h"
@@ -20,6 +20,13 @@ static void test_append(void)
     o = pm_text_dec(o, UINT64_MAX);
     *o = 0;
     CHECK(!strcmp(line, "at 0x0 0xffffffffffffffff 0 18446744073709551615"));
+
+    memset(line, 'x', sizeof line);
+    o = pm_text_str_cut(line, line + 4, "primalloc");
+    CHECK(o == line + 4 && !memcmp(line, "primx", 5));
+    o = pm_text_str_cut(line, line + 4, "pm");
+    CHECK(o == line + 2 && !memcmp(line, "pmimx", 5));
+    CHECK(pm_text_str_cut(line, line, "pm") == line && line[0] == 'p');
 }
 
 struct gathered {
