@@ -11,6 +11,7 @@
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "exit_report.h"
+#include "leak_check.h"
 #include "fast_path.h"
 #include "folio.h"
 #include "guard.h"
@@ -444,6 +445,7 @@ __attribute__((constructor)) static void library_start(void)
 {
     pthread_atfork(prefork, postfork_parent, postfork_child);
     pm_exit_report_init();
+    pm_leak_check_init();
 }
 
 #ifdef PM_STD_NAMES

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "cache.h"
+#include "cache_policy.h"
 #include "chunk_table.h"
 #include "counters.h"
 #include "folio.h"
@@ -47,8 +48,6 @@ struct cpu_bin {
     uint16_t took_at;   /* the bin's `moves` after that take */
 };
 _Static_assert(sizeof(struct cpu_bin) == 128, "cpu_bin is two cache lines");
-
-#define GLOBAL_MAX 128
 
 /* A chain in the global level, the CPU that handed it down and when; two
  * a line. */
@@ -105,7 +104,7 @@ static int init(void)
     pm_lock_take(&init_lock);
     if (!__atomic_load_n(&cpus, __ATOMIC_ACQUIRE)) {
         unsigned n = pm_os_cpus();
-        unsigned cap = 2 * n < GLOBAL_MAX ? 2 * n : GLOBAL_MAX;
+        unsigned cap = 2 * n < PM_GLOBAL_MAX ? 2 * n : PM_GLOBAL_MAX;
         unsigned stride = (cap + 1) & ~1u;
         size_t bins = (size_t)n * PM_NBINS * sizeof(struct cpu_bin);
         size_t heldb = n * sizeof(struct cpu_held);
@@ -229,30 +228,15 @@ static void *cpu_pop(struct cpu_bin *c, unsigned bin, const char *call)
     return batch;
 }
 
-/* Whether CPU `me` taking v's chain of n batches would take back what
- * v took from it: v's last take in this bin was from `me`, among the bin's
- * last RECENT_MOVES moves.  Two CPUs whose threads run the same phases
- * would otherwise pass the same memory to and fro, each short by what the
- * other took, every object a miss in the other CPU's cache.  A CPU that
- * declines carves instead, up to CARVE_MAX bytes in the process's life
- * for chains of at least half a CPU chain and CARVE_SHORT for shorter ones:
- * that slack gives each CPU a pool of its own.  The bound is what the
- * carving costs where such moves are the workload's own flow (every
- * object freed by another thread than allocated it): memory held twice,
- * up to the bound a CPU.  Bytes given back to the folios do not renew
- * the allowance.  docs/tuning.md has the figures behind the bounds. */
-#define RECENT_MOVES 4
-#define CARVE_MAX (512l << 10)
-#define CARVE_SHORT (256l << 10)
-
+/* Whether CPU `me` declines v's chain of n batches (cache_policy.h): it
+ * would take back what v took from it. */
 static int takes_back(unsigned bin, const struct cpu_bin *v, uint32_t me, size_t n)
 {
     uint16_t since = (uint16_t)(__atomic_load_n(&globals[bin].moves, __ATOMIC_RELAXED) -
                                 __atomic_load_n(&v->took_at, __ATOMIC_RELAXED));
-    long cap = 2 * n >= pm_bins[bin].cpu_batches ? CARVE_MAX : CARVE_SHORT;
-    return __atomic_load_n(&v->took_from, __ATOMIC_RELAXED) == me + 1 &&
-           since < RECENT_MOVES &&
-           __atomic_load_n(&held[me].carved, __ATOMIC_RELAXED) + bytes_of(bin, 1) <= cap;
+    return pm_declines_chain(__atomic_load_n(&v->took_from, __ATOMIC_RELAXED) == me + 1, since,
+                             __atomic_load_n(&held[me].carved, __ATOMIC_RELAXED), bytes_of(bin, 1), n,
+                             pm_bins[bin].cpu_batches);
 }
 
 static void note_take(unsigned bin, struct cpu_bin *c, uint32_t from)
@@ -275,12 +259,10 @@ static void note_take(unsigned bin, struct cpu_bin *c, uint32_t from)
  * it: the owner holds it for a few pointer writes, and a skip means
  * carving while the objects sit there.  No other lock is held here, so
  * waiting adds no lock order. */
-#define STEAL_SCAN 8
-
 static struct chain steal(unsigned bin, struct cpu_bin *mine, int *declined)
 {
     uint32_t me = cpu_of(mine);
-    unsigned scan = ncpus - 1 < STEAL_SCAN ? ncpus - 1 : STEAL_SCAN;
+    unsigned scan = ncpus - 1 < PM_STEAL_SCAN ? ncpus - 1 : PM_STEAL_SCAN;
     for (unsigned i = 1; i <= scan; i++) {
         uint32_t victim = (me + i) % ncpus;
         struct cpu_bin *c = &cpus[(size_t)victim * PM_NBINS + bin];

@@ -396,22 +396,16 @@ static void move_chunks(char *from, size_t chunks, char *to, int copy)
     }
 }
 
-#ifdef PM_DEBUG
-/* Debug builds check the pool on one take in CHECK_EVERY: a program of
- * huge objects seldom refills a thread cache, where the checks of every
- * structure run (thread_cache.c). */
+/* The pool's validator runs on one take in CHECK_EVERY (os.h): a program
+ * of huge objects seldom refills a thread cache, where the checks of
+ * every structure run (thread_cache.c). */
 #define CHECK_EVERY 64
 static void check_sometimes(void)
 {
     static unsigned long takes;
-    if (__atomic_add_fetch(&takes, 1, __ATOMIC_RELAXED) % CHECK_EVERY == 0)
+    if (pm_check_due(&takes, CHECK_EVERY))
         pm_pool_check();
 }
-#else
-static void check_sometimes(void)
-{
-}
-#endif
 
 /* pm_pool_take, for a caller that fills the first `filled` chunks of the
  * run itself: those get no pages from other runs. */

@@ -69,3 +69,17 @@ void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link)
     for (uintptr_t a = base; a < base + size; a += PM_CHUNK)
         __atomic_store_n((pm_chunk_word *)pm_chunk_at(a), w, __ATOMIC_RELEASE);
 }
+
+void pm_chunk_each(void (*fn)(void *ctx, uintptr_t chunk, struct pm_chunk_entry e), void *ctx)
+{
+    for (uintptr_t span = 0; span < 1ul << PM_TOP_BITS; span++) {
+        if (!__atomic_load_n(&pm_chunk_table.top[span], __ATOMIC_ACQUIRE))
+            continue;
+        for (uintptr_t i = 0; i < 1ul << PM_LEAF_BITS; i++) {
+            uintptr_t chunk = (span << PM_LEAF_SHIFT) + (i << PM_CHUNK_SHIFT);
+            struct pm_chunk_entry e = pm_chunk_read(pm_chunk_in(span, chunk));
+            if (e.tag)
+                fn(ctx, chunk, e);
+        }
+    }
+}

@@ -200,4 +200,8 @@ size_t pm_chunk_table_metadata(void);
  * accepted, with tag and link. */
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link);
 
+/* Calls fn with each chunk whose entry is not 0 and the entry, in address
+ * order.  Entries may change while the walk goes on: each is read whole. */
+void pm_chunk_each(void (*fn)(void *ctx, uintptr_t chunk, struct pm_chunk_entry e), void *ctx);
+
 #endif

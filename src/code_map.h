@@ -6,7 +6,7 @@
  *
  * Promises: read from /proc/self/maps with raw system calls: no lock, no
  * allocation, safe in a signal handler, on fixed buffers of its stack
- * (code_map.c's LINE and READ). */
+ * (proc_maps.h). */
 #ifndef PM_CODE_MAP_H
 #define PM_CODE_MAP_H
 

@@ -55,7 +55,7 @@ __attribute__((destructor)) static void report_at_exit(void)
     if (format < 0)
         return;
     if (!path[0]) {
-        int fd = pm_os_file_is(err.fd, &err) ? err.fd : pm_os_file_is(2, &err) ? 2 : -1;
+        int fd = pm_os_file_fd(&err);
         if (fd >= 0)
             pm_report(pm_report_to_fd, &fd, format);
         return;

@@ -859,6 +859,27 @@ void pm_folio_census(unsigned bin, struct pm_folio_census *out)
     pm_lock_drop(bin_lock(bin));
 }
 
+void pm_folio_each_taken(unsigned bin, uintptr_t chunk, void (*fn)(void *ctx, void *object, size_t size),
+                         void *ctx)
+{
+    const struct pm_bin *b = &pm_bins[bin];
+    struct pm_chunk_header *c = (struct pm_chunk_header *)chunk;
+    uint32_t folios = pm_folios_per_chunk(b);
+    unsigned objs = 1u << b->folio_log;
+    pm_lock_take(bin_lock(bin));
+    if (pm_bin_of_addr(chunk) == bin)
+        for (uint32_t k = 0; k < folios; k++) {
+            const struct pm_folio *f = &c->folios[k];
+            /* Carved: among the first `carved` from first_folio on. */
+            if ((k + folios - b->first_folio) % folios >= c->carved || f->nfree == objs)
+                continue;
+            for (unsigned j = 0; j < objs; j++)
+                if (!(f->free_bits[j / 64] >> (j % 64) & 1))
+                    fn(ctx, folio_data(b, f) + (size_t)j * b->size, b->size);
+        }
+    pm_lock_drop(bin_lock(bin));
+}
+
 size_t pm_folio_metadata(void)
 {
     return sizeof bins + sizeof partial_lists + sizeof bin_locks +

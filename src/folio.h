@@ -80,6 +80,12 @@ struct pm_folio_census {
 };
 void pm_folio_census(unsigned bin, struct pm_folio_census *out);
 
+/* Calls fn with each object of chunk, a chunk of bin, that is not free in
+ * its folio (in use, or in a cache), and the bin's object size: in
+ * address order, under the bin's lock. */
+void pm_folio_each_taken(unsigned bin, uintptr_t chunk, void (*fn)(void *ctx, void *object, size_t size),
+                         void *ctx);
+
 /* Bytes of the bins' bookkeeping: their state and their chunks' header
  * pages (for statistics). */
 size_t pm_folio_metadata(void);

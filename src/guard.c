@@ -228,6 +228,20 @@ static void check_failed(const void *where, const char *what)
     pm_fatal("guard check", where, what);
 }
 
+const void *pm_guard_each(void (*fn)(void *ctx, void *p, size_t usable, void *site), void *ctx,
+                          size_t *records_len)
+{
+    *records_len = PM_GUARD_OBJECTS * sizeof *records + CELLS * sizeof *cells;
+    if (!records)
+        return 0;
+    pm_lock_take(&lock);
+    for (unsigned i = 0; i < PM_GUARD_OBJECTS; i++)
+        if (records[i].map && !records[i].freed)
+            fn(ctx, records[i].p, records[i].usable, records[i].alloc_site);
+    pm_lock_drop(&lock);
+    return records;
+}
+
 /* A record in use: its object is in its mapping, after the guard before it
  * and ending at the guard after it, and the table finds it. */
 static void check_record(unsigned i)

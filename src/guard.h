@@ -59,6 +59,13 @@ int pm_guard_find(const void *p, size_t *usable, int *freed);
  * the API function named if the bytes before p were overwritten. */
 void pm_guard_free(void *p, const char *call, void *site);
 
+/* Calls fn with each guarded object not freed, its usable bytes and the
+ * site that allocated it, under the lock; returns the extent of the
+ * records, which hold those objects' addresses (NULL while sampling is
+ * off). */
+const void *pm_guard_each(void (*fn)(void *ctx, void *p, size_t usable, void *site), void *ctx,
+                          size_t *records_len);
+
 /* Checks the records against the table and the quarantine: each record in
  * use is found by its object's address, lies in its mapping and ends at
  * its guard page; each unused one is empty and listed once as unused; the

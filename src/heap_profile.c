@@ -20,7 +20,7 @@ int pm_prof_on;
 #define ENTRIES_MOST (ENTRIES / 4 * 3)
 /* Distinct stacks, in the order first seen, found through a table of
  * twice as many slots that hold a stack's index + 1. */
-#define STACKS (1u << 14)
+#define STACKS PM_PROF_STACKS
 #define STACK_SLOTS (2 * STACKS)
 
 struct counts {
@@ -224,6 +224,31 @@ static int sampled(const void *p)
     int found = find((uintptr_t)p) != 0;
     drop();
     return found;
+}
+
+void pm_prof_each(void (*fn)(void *ctx, const void *p, uint32_t stack, uint32_t objects, uint64_t bytes),
+                  void *ctx)
+{
+    if (!pm_prof_on)
+        return;
+    take();
+    for (uint32_t i = 0; i < ENTRIES; i++)
+        if (tables->entries[i].p)
+            fn(ctx, (const void *)tables->entries[i].p, tables->entries[i].stack, tables->entries[i].objects,
+               tables->entries[i].bytes);
+    drop();
+}
+
+const void *pm_prof_tables(size_t *len)
+{
+    *len = sizeof *tables;
+    return pm_prof_on ? tables : 0;
+}
+
+int pm_prof_frames(uint32_t stack, void *const **frames)
+{
+    *frames = tables->stacks[stack].frames;
+    return (int)tables->stacks[stack].depth;
 }
 
 void pm_prof_totals(size_t *objects, size_t *bytes, size_t *lost)

@@ -42,6 +42,7 @@
 #include "sampler.h"
 
 #define PM_PROF_DEPTH 48
+#define PM_PROF_STACKS (1u << 14)
 
 /* Whether the profile is on (it is never turned off again). */
 extern int pm_prof_on __attribute__((visibility("hidden")));
@@ -90,6 +91,19 @@ void pm_prof_resized(const void *p, void *q, size_t size);
  * for NULL, to the next pair of files of the prefix.  0 if written, -1 if
  * the profile is off or a file could not be written (errno says why). */
 int pm_prof_dump(const char *path);
+
+/* Calls fn with each live sample: its address, its stack (below
+ * PM_PROF_STACKS), and the objects and bytes it stands for, under the
+ * lock. */
+void pm_prof_each(void (*fn)(void *ctx, const void *p, uint32_t stack, uint32_t objects, uint64_t bytes),
+                  void *ctx);
+
+/* The extent of the tables, which hold the samples' addresses (NULL
+ * while the profile is off). */
+const void *pm_prof_tables(size_t *len);
+
+/* The frames of a stack pm_prof_each named, innermost first: how many. */
+int pm_prof_frames(uint32_t stack, void *const **frames);
 
 /* What the live samples stand for, and samples dropped (for tests). */
 void pm_prof_totals(size_t *objects, size_t *bytes, size_t *dropped);

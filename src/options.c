@@ -44,6 +44,9 @@ static const struct setting {
     [PM_OPT_PROF_SIGNAL] = {"PRIMALLOC_PROF_SIGNAL", SIGNAL, 0, 0, 0, 0, 0,
                             "the signal (name or number) that dumps the profile; primalloc "
                             "takes over its handler"},
+    [PM_OPT_LEAKS] = {"PRIMALLOC_LEAKS", FLAG, 0, 0, 1, 0, 0,
+                      "at exit, the objects nothing points to, by stack or size class; "
+                      "the check reads all writable memory once"},
     [PM_OPT_VERBOSE] = {"PRIMALLOC_VERBOSE", FLAG, 0, 0, 1, 0, 0,
                         "lists these settings on stderr at start"},
 };

@@ -24,6 +24,7 @@ enum pm_option {
     PM_OPT_PROF_RATE,     /* mean bytes between samples */
     PM_OPT_PROF_FILE,     /* text: the dumps' path prefix */
     PM_OPT_PROF_SIGNAL,   /* the signal that dumps the profile; 0 none */
+    PM_OPT_LEAKS,         /* 0 or 1: the leak report at exit */
     PM_OPT_VERBOSE,       /* 0 or 1: list the settings in force at start */
     PM_NOPTIONS
 };

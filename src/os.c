@@ -356,6 +356,11 @@ int pm_os_file_is(int fd, const struct pm_os_file *f)
     return same;
 }
 
+int pm_os_file_fd(const struct pm_os_file *f)
+{
+    return pm_os_file_is(f->fd, f) ? f->fd : pm_os_file_is(2, f) ? 2 : -1;
+}
+
 _Noreturn void pm_os_die(char *buf, char *end)
 {
     *end++ = '\n';

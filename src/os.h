@@ -143,6 +143,10 @@ int pm_os_file_keep(int fd, struct pm_os_file *f);
 /* Whether fd still names f's file. */
 int pm_os_file_is(int fd, const struct pm_os_file *f);
 
+/* A descriptor that names f's file still: f's own, else 2 when stderr
+ * does; -1 when neither. */
+int pm_os_file_fd(const struct pm_os_file *f);
+
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 
@@ -163,6 +167,27 @@ _Noreturn void pm_assert_failed(const char *file, int line, const char *cond);
 #else
 #define PM_ASSERT(c) ((void)0)
 #endif
+
+/* The validators of whole structures (the modules' *_check functions)
+ * are the expensive tier of checks.  Slow paths run them in debug builds
+ * only: one call in `every` at PM_DEBUG=1, which keeps the debug tests'
+ * pace, and every call at PM_DEBUG=2 (the fuzzer's build and the
+ * debug_full library).  *calls counts the calls of one place. */
+#if defined(PM_DEBUG) && PM_DEBUG >= 2
+#define PM_EXPENSIVE 1
+#else
+#define PM_EXPENSIVE 0
+#endif
+static inline int pm_check_due(unsigned long *calls, unsigned every)
+{
+#ifdef PM_DEBUG
+    return PM_EXPENSIVE || __atomic_add_fetch(calls, 1, __ATOMIC_RELAXED) % every == 0;
+#else
+    (void)calls;
+    (void)every;
+    return 0;
+#endif
+}
 
 /* In the build for memcheck (PM_VALGRIND, libprimalloc_valgrind.so), a
  * freed object is the program's freed block to memcheck, unaddressable,

@@ -40,20 +40,14 @@ static long batch_bytes(unsigned bin)
     return (long)pm_bins[bin].batch * pm_bins[bin].size;
 }
 
-/* Budgets (thread_cache.h).  Every thread has PM_TC_OWN_BUDGET, room for
- * the lists of a few bins at a time and for a list of any bin that fits
- * in it; a thread whose lists need more doubles its budget, taking the
- * difference from what is left of PM_TC_SHARED_BUDGET, up to
- * PM_TC_MAX_BUDGET, and gives it back when it exits.  When neither its own
- * nor the shared budget has room, the thread returns all it holds to the
- * shared levels and starts again within its budget; a bin whose batch
- * exceeds even the whole budget is served without a list, an object at a
- * time.  So the threads of a process hold at most PM_TC_SHARED_BUDGET plus
- * PM_TC_OWN_BUDGET each, however many there are, and a few busy threads
- * hold what they use, as without a budget: PM_TC_MAX_BUDGET exceeds a list
- * and a spare of every bin.  The fast paths are unchanged: the budget is
- * checked where a list opens or a spare forms, both on slow paths.  A
- * parked thread keeps what it holds (its lists are its own, with no lock),
+/* Budgets (cache_policy.h).  A thread's lists and spares take from its
+ * budget, and a budget grows by taking from shared_left.  When neither
+ * its own nor the shared budget has room, the thread returns all it
+ * holds to the shared levels and starts again within its budget; a bin
+ * whose batch exceeds even the whole budget is served without a list, an
+ * object at a time.  The fast paths are unchanged: the budget is checked
+ * where a list opens or a spare forms, both on slow paths.  A parked
+ * thread keeps what it holds (its lists are its own, with no lock),
  * within its budget. */
 static long shared_left = PM_TC_SHARED_BUDGET;
 
@@ -61,15 +55,14 @@ static long shared_left = PM_TC_SHARED_BUDGET;
  * shared budget if need be. */
 static int fits(long bytes)
 {
-    long need = pm_tc.granted + bytes, budget = pm_tc.budget;
-    PM_ASSERT(budget >= PM_TC_OWN_BUDGET);
-    if (need <= budget)
+    long need = pm_tc.granted + bytes;
+    PM_ASSERT(pm_tc.budget >= PM_TC_OWN_BUDGET);
+    if (need <= pm_tc.budget)
         return 1;
-    while (budget < need)
-        budget *= 2;
+    long budget = pm_grown_budget(pm_tc.budget, need);
     long more = budget - pm_tc.budget, left = __atomic_load_n(&shared_left, __ATOMIC_RELAXED);
     do
-        if (budget > PM_TC_MAX_BUDGET || left < more)
+        if (!budget || left < more)
             return 0;
     while (!__atomic_compare_exchange_n(&shared_left, &left, left - more, 1, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
@@ -213,42 +206,22 @@ static void tc_start(void)
         join();
 }
 
-#ifdef PM_DEBUG
-/* Debug builds check this thread's cache and every structure below it on
- * one refill in PM_CHECK_EVERY: often enough that a test which breaks an
- * invariant soon meets a check, seldom enough that walking every list
- * leaves the debug tests their pace.  A refill holds no lock. */
+/* The validators of this thread's cache and every structure below it
+ * run on one refill or slow free in PM_CHECK_EVERY (os.h): often enough
+ * that a test which breaks an invariant soon meets a check, seldom
+ * enough that walking every list leaves the debug tests their pace.  No
+ * lock is held there, and this thread's lists are as they say. */
 #define PM_CHECK_EVERY 4096
 static void check_sometimes(void)
 {
-    static unsigned long refills;
-    if (__atomic_add_fetch(&refills, 1, __ATOMIC_RELAXED) % PM_CHECK_EVERY)
+    static unsigned long steps;
+    if (!pm_check_due(&steps, PM_CHECK_EVERY))
         return;
     pm_tc_check();
     pm_cache_check();
     pm_folio_check();
     pm_pool_check();
     pm_guard_check();
-}
-#else
-static void check_sometimes(void)
-{
-}
-#endif
-
-/* How many objects a list from the folios asks for: no more than the bin
- * has out already, and at least a page's worth (or one object), up to a
- * batch.  A bin a program uses for a few objects then touches a page or
- * two of them, not the eight pages whose first words a batch of objects
- * of a page or more links; a busy bin reaches whole batches within a few
- * refills, its count doubling each time. */
-static unsigned folio_list_length(unsigned bin, unsigned batch)
-{
-    size_t out = pm_folio_out(bin);
-    if (out >= batch)
-        return batch;
-    size_t page = PM_PAGE / pm_bins[bin].size, n = out > page ? out : page ? page : 1;
-    return n < batch ? (unsigned)n : batch;
 }
 
 /* Takes bin's spare, which holds a batch. */
@@ -307,7 +280,8 @@ static __attribute__((noinline)) void *refill(unsigned bin, const char *call, vo
     struct pm_tbin *t = &pm_tc.bins[bin];
     int open = room_of(t) || open_list(bin);
     void *list = pm_tc.spares[bin] ? take_spare(bin) : pm_cache_get(bin, call);
-    if (!list && !(list = pm_folio_alloc(bin, folio_list_length(bin, n), &n))) {
+    unsigned want = pm_folio_list_length(pm_folio_out(bin), n, pm_bins[bin].size, PM_PAGE);
+    if (!list && !(list = pm_folio_alloc(bin, want, &n))) {
         errno = ENOMEM;
         return 0;
     }
@@ -356,20 +330,11 @@ void *pm_tc_refill(pm_tbin_fs *t, const char *call)
     return p;
 }
 
-/* A new thread often frees what a thread on another CPU allocated: a
- * server's worker hands its objects to the thread it starts, which may run
- * on the other CPU.  Kept by the new thread, those objects would be handed
- * out again among the lines that the other CPU's threads still use, and
- * the two CPUs' objects would stay interleaved for good.  So while new, a
- * thread sends each object of a bin it allocates from to the CPU whose
- * lane carved the object's chunk, when that is another CPU, a batch at a
- * time: memory goes back to its CPU, and each CPU's threads are left with
- * their own.  An older thread keeps what it frees, which in a producer and
- * consumer feeds the producers on the consumer's CPU; sending those home
- * too would move every object across the CPUs a second time. */
+/* Whether p, freed by a new thread, goes home (cache_policy.h): only
+ * objects of bins the thread allocates from. */
 static int goes_home(const void *p, unsigned bin)
 {
-    return (pm_tc.allocates >> bin & 1) && pm_chunk_lane((uintptr_t)p) != pm_folio_lane();
+    return (pm_tc.allocates >> bin & 1) && pm_sends_home(pm_chunk_lane((uintptr_t)p), pm_folio_lane());
 }
 
 /* Returns 1 if p went homeward. */
@@ -395,9 +360,7 @@ static int new_thread_free(void *p, unsigned bin)
         } else if (pm_tc.granted > pm_tc.budget) {
             send_homeward(bin);
         }
-        /* New for PM_TC_NEW_QUIET more frees, up to PM_TC_NEW_FREES. */
-        uint32_t end = pm_tc.frees + 1 + PM_TC_NEW_QUIET;
-        pm_tc.new_end = end < PM_TC_NEW_FREES ? end : PM_TC_NEW_FREES;
+        pm_tc.new_end = pm_new_until(pm_tc.frees);
     }
     if (++pm_tc.frees >= pm_tc.new_end) {
         for (unsigned b = 0; b < PM_NBINS; b++) {
@@ -503,6 +466,7 @@ void pm_tc_free_slow(void *p, pm_tbin_fs *t)
     } else {
         overflow(p, bin);
     }
+    check_sometimes();
     pm_background_if_wanted();
 }
 
@@ -611,6 +575,38 @@ __attribute__((no_sanitize("thread"))) static size_t count_of(const struct pm_th
 size_t pm_tc_count(unsigned bin)
 {
     return count_of(&pm_tc, bin);
+}
+
+/* Up to n objects of bin from list on, read while their thread may change
+ * them: the walk ends at an object outside bin's chunks or a link that
+ * fails its check. */
+__attribute__((no_sanitize("thread"))) static void walk_cached(unsigned bin, const void *list, unsigned n,
+                                                               void (*fn)(void *ctx, void *object), void *ctx)
+{
+    for (; list && list != PM_LIST_END && n && pm_bin_of_addr((uintptr_t)list) == bin; n--) {
+        fn(ctx, (void *)list);
+        uintptr_t next = __atomic_load_n((const uintptr_t *)list, __ATOMIC_RELAXED) ^ pm_link_key();
+        if (!pm_link_ok(next))
+            return;
+        list = (const void *)next;
+    }
+}
+
+__attribute__((no_sanitize("thread"))) void pm_tc_each_cached(void (*fn)(void *ctx, void *object), void *ctx)
+{
+    pm_lock_take(&members_lock);
+    for (const struct member *m = members; m; m = m->next) {
+        const struct pm_thread_cache *tc = m->tc;
+        if (__atomic_load_n(&tc->state, __ATOMIC_RELAXED) != TC_LIVE)
+            continue;
+        for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+            unsigned batch = pm_bins[bin].batch;
+            walk_cached(bin, __atomic_load_n(&tc->bins[bin].head, __ATOMIC_RELAXED), batch, fn, ctx);
+            walk_cached(bin, __atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED), batch, fn, ctx);
+            walk_cached(bin, __atomic_load_n(&tc->homeward[bin].head, __ATOMIC_RELAXED), batch, fn, ctx);
+        }
+    }
+    pm_lock_drop(&members_lock);
 }
 
 size_t pm_tc_census(size_t counts[PM_NBINS])

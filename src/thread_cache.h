@@ -8,7 +8,7 @@
  * whole batches to and from the shared levels.  A new thread's frees take
  * the slow path, which sends each object of a bin the thread allocates
  * from home when its chunk was carved for another CPU's lane
- * (thread_cache.c says why), until it has freed PM_TC_NEW_FREES times or
+ * (cache_policy.h says why), until it has freed PM_TC_NEW_FREES times or
  * PM_TC_NEW_QUIET times in a row with nothing sent.  A thread's objects
  * return to the shared levels when it exits.  What all threads can hold
  * together is bounded: each holds at most its budget, a small one of its
@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "arch.h"
+#include "cache_policy.h"
 #include "free_object.h"
 #include "os.h"
 #include "sizeclass.h"
@@ -54,24 +55,9 @@ struct pm_homeward {
     uint16_t lane;
 };
 
-/* Frees a thread counts as new: long enough for it to free what it took
- * over from its parent a few times over (a server's worker hands over
- * about a thousand objects), short enough that the sending home ends
- * before the thread's own flow sets in.  A thread stops being new sooner
- * when PM_TC_NEW_QUIET frees in a row sent nothing home: it had that many
- * chances to meet what it took over, so it took over nothing of another
- * CPU's, and a short-lived thread need not pay the slow path for all its
- * frees. */
-#define PM_TC_NEW_FREES 8192
-#define PM_TC_NEW_QUIET 1024
+/* Added to every room while the thread is new (cache_policy.h says for
+ * how long). */
 #define PM_TC_NEW_BIAS (-(1 << 30))
-
-/* Every thread's budget starts at PM_TC_OWN_BUDGET and grows to at most
- * PM_TC_MAX_BUDGET; what all budgets hold beyond their own part together
- * is at most PM_TC_SHARED_BUDGET. */
-#define PM_TC_OWN_BUDGET (64l << 10)
-#define PM_TC_MAX_BUDGET (16l << 20)
-#define PM_TC_SHARED_BUDGET (64l << 20)
 
 /* Chunk tag t (chunk_table.h: 0, or PM_BIN_TAG(b)) is the offset of its
  * entry: `none`, which nothing writes and whose object test fails, or
@@ -271,6 +257,12 @@ size_t pm_tc_count(unsigned bin);
  * are read while they change: each count may be off by what those
  * threads move meanwhile. */
 size_t pm_tc_census(size_t counts[PM_NBINS]);
+
+/* Calls fn with each object that a live thread's cache holds (its lists,
+ * spares and homeward objects), other threads' read while they run: a
+ * walk ends early at a link that fails its check, so fn may miss
+ * objects those threads move meanwhile. */
+void pm_tc_each_cached(void (*fn)(void *ctx, void *object), void *ctx);
 
 /* Around fork: the list of threads is held, and the child's holds only
  * the thread that forked. */

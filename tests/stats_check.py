@@ -177,6 +177,7 @@ def check_settings(lib, cmd):
             ("PRIMALLOC_PROF_RATE", "100000", 100000, "0", 524288),
             ("PRIMALLOC_PROF_FILE", prof, prof, "p" * 4096, "primalloc"),
             ("PRIMALLOC_PROF_SIGNAL", "USR2", int(signal.SIGUSR2), "NOPE", 0),
+            ("PRIMALLOC_LEAKS", "1", 1, "yes", 0),
             ("PRIMALLOC_VERBOSE", "1", 1, "2", 0),
         ]
         for name, good, shown, wrong, default in cases:
@@ -199,6 +200,9 @@ def check_settings(lib, cmd):
                 elif name == "PRIMALLOC_VERBOSE":
                     check(len(lines) == len(got) and all(l.startswith("primalloc: PRIMALLOC_") for l in lines),
                           "PRIMALLOC_VERBOSE=1 listed " + p.stderr[:300])
+                elif name == "PRIMALLOC_LEAKS":
+                    check(lines and all(l.startswith("primalloc: leak") or l.startswith("primalloc:     ")
+                                        for l in lines), "PRIMALLOC_LEAKS=1 wrote " + p.stderr[:300])
                 else:
                     check(p.stderr == "", f"{name}={value}: stderr {p.stderr[:300]!r}")
 

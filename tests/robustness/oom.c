@@ -108,8 +108,9 @@ static void *check_stamp(void *p, size_t size, size_t n)
     return next;
 }
 
-/* Allocates until the function fails, which it must do with ENOMEM. */
-static struct pile fill(enum fn fn, size_t size)
+/* Allocates until the function fails, which it must do with ENOMEM;
+ * perhaps at once. */
+static struct pile fill_rest(enum fn fn, size_t size)
 {
     struct pile pile = {NULL, 0};
     for (;;) {
@@ -126,6 +127,13 @@ static struct pile fill(enum fn fn, size_t size)
     }
     CHECK_MSG(errno == ENOMEM, "%s(%zu) failed with errno %d, not ENOMEM", fn_names[fn], size,
               errno);
+    return pile;
+}
+
+/* The same, having had at least one object. */
+static struct pile fill(enum fn fn, size_t size)
+{
+    struct pile pile = fill_rest(fn, size);
     CHECK_MSG(pile.count > 0, "%s(%zu) failed at once", fn_names[fn], size);
     return pile;
 }
@@ -265,14 +273,14 @@ static void realloc_keeps(const void *arg)
 
 /* Huge objects' memory, once freed, must be usable by the other
  * categories: a program that frees its big buffers may then want many
- * medium ones.  Medium objects first take all the rest, so that only the
- * huge objects' memory can serve the later ones. */
+ * medium ones.  Medium objects first take all the rest, if any, so that
+ * only the huge objects' memory can serve the later ones. */
 static void huge_then_others(const void *arg)
 {
     (void)arg;
     limit_address_space(HEADROOM);
     struct pile huge = fill(MALLOC, 8 * MiB);
-    struct pile medium = fill(MALLOC, 4000);
+    struct pile medium = fill_rest(MALLOC, 4000);
     size_t got = huge.count;
     release(&huge, 8 * MiB);
     /* Half of what the huge objects held. */
@@ -324,11 +332,19 @@ static int expect_clean(const char *name, void (*fn)(const void *), const void *
     return ok;
 }
 
+/* With no argument, every case but the fresh process; with
+ * "fresh-process", that case alone (in a C library that allocates while
+ * the library registers its fork handlers, the program's first malloc is
+ * not primalloc's first). */
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "fresh") == 0)
         return first_allocation_under_limit();
     self = argv[0];
+    if (argc > 1 && strcmp(argv[1], "fresh-process") == 0) {
+        CHECK_MSG(expect_clean("first allocation of a fresh process", exec_fresh, NULL), "fresh process");
+        return 0;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* Set up the allocator's caches before any limit, as a program would
      * have done long before running out of memory. */
@@ -345,8 +361,7 @@ int main(int argc, char **argv)
     failed += !expect_clean("objects freed on another CPU", freed_on_other_cpu, NULL);
     failed += !expect_clean("realloc keeps the object", realloc_keeps, NULL);
     failed += !expect_clean("huge memory freed serves medium objects", huge_then_others, NULL);
-    failed += !expect_clean("first allocation of a fresh process", exec_fresh, NULL);
-    total += 4;
+    total += 3;
     CHECK_MSG(failed == 0, "%d of %d out-of-memory cases failed", failed, total);
     return 0;
 }

@@ -105,7 +105,7 @@ static void test_numbers(void)
 
 static void test_flags(void)
 {
-    static const enum pm_option flags[] = {PM_OPT_PURGE_THREAD, PM_OPT_PROF, PM_OPT_VERBOSE};
+    static const enum pm_option flags[] = {PM_OPT_PURGE_THREAD, PM_OPT_PROF, PM_OPT_LEAKS, PM_OPT_VERBOSE};
     for (unsigned i = 0; i < sizeof flags / sizeof *flags; i++) {
         good(flags[i], 0, 0);
         good(flags[i], "0", 0);
