@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The canaries of large objects at an offset in their slot (large.h says
- * what they catch): while such an object is live, the word before it
+ * what they catch): while such an object is live, the line before it
  * holds its canary; once it is freed, its first word holds another.  Each
- * is derived from the object's address and the link secret
+ * word is derived from the object's address and the link secret
  * (free_object.h), which the program's data does not hold by chance.  An
  * object at its slot's start has no room before it and no canary.
  *
@@ -15,13 +15,33 @@
 
 #include <stdint.h>
 #include "free_object.h"
+#include "layout.h"
 #include "os.h"
 
-/* The canary in the word before a live object p (before = 1) or in the
- * first word of a freed one (before = 0). */
+/* The canary's word `before` words before a live object p (1 to
+ * PM_CANARY_WORDS), or in the first word of a freed one (0). */
 static inline uintptr_t pm_large_canary(const void *p, int before)
 {
     return (uintptr_t)p ^ pm_link_secret ^ (uintptr_t)before;
+}
+
+/* A live object's canary fills the line before it, which its offset (at
+ * least a line) leaves in its slot: a store up to a line before the
+ * object changes it. */
+#define PM_CANARY_WORDS ((int)(PM_LINE / sizeof(uintptr_t)))
+
+static inline void pm_large_canary_set(void *p)
+{
+    for (int k = 1; k <= PM_CANARY_WORDS; k++)
+        ((uintptr_t *)p)[-k] = pm_large_canary(p, k);
+}
+
+static inline int pm_large_canary_intact(const void *p)
+{
+    uintptr_t diff = 0;
+    for (int k = 1; k <= PM_CANARY_WORDS; k++)
+        diff |= ((const uintptr_t *)p)[-k] ^ pm_large_canary(p, k);
+    return !diff;
 }
 
 /* Frees p, the object at slot: aborts, naming call, if p is at an offset
@@ -31,7 +51,7 @@ static inline void pm_large_release(void *slot, void *p, const char *call)
 {
     if (p == slot)
         return;
-    if (pm_unlikely(((uintptr_t *)p)[-1] != pm_large_canary(p, 1)))
+    if (pm_unlikely(!pm_large_canary_intact(p)))
         pm_fatal(call, p, "memory before the object overwritten, or a pointer inside it");
     pm_large_note(slot, p);
     *(uintptr_t *)p = pm_large_canary(p, 0);

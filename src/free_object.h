@@ -13,7 +13,7 @@
  *   a freed large slot                as above      as above              the note
  *   a freed large object at an        its freed     -                     -
  *   offset in its slot                canary
- *   a live large object at an         (the word before it: its canary;
+ *   a live large object at an         (the line before it: its canary;
  *   offset in its slot                canary.h)
  *
  * Free objects in a folio hold nothing: the folio record's bitmap says

@@ -29,7 +29,7 @@ static void *place(size_t size, const char *call)
         return 0;
     char *p = slot + offset;
     if (offset)
-        ((uintptr_t *)p)[-1] = pm_large_canary(p, 1);
+        pm_large_canary_set(p);
     return p;
 }
 
@@ -43,8 +43,14 @@ static __attribute__((noinline)) void *sample(size_t size, const char *call)
     return place(size, call);
 }
 
+/* A process's first large allocation may come before any thread cache
+ * has started and read the guard rate (guard.h): while the rate reads 0,
+ * it is read here (once; later calls find it read). */
 void *pm_large_alloc(size_t size, const char *call)
 {
+    if (pm_unlikely(pm_guard_rate))
+        return sample(size, call);
+    pm_guard_init();
     if (pm_unlikely(pm_guard_rate))
         return sample(size, call);
     return place(size, call);

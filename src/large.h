@@ -6,7 +6,7 @@
  * objects; the caches hold slot starts.
  *
  * An object at an offset (not at its slot's start) carries canaries in
- * room of its slot that no object uses (canary.h): the word before it
+ * room of its slot that no object uses (canary.h): the line before it
  * holds one, checked when it is freed, so that an underflow or a free of
  * a pointer inside it aborts; once freed, its first word holds another,
  * checked when the slot is handed out again or its folio takes it back,

@@ -436,9 +436,14 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
 /* Most frees of a new thread keep their object in a list with room, as
  * free's fast path would: that case is tested here, with the fast path's
  * own tests and the new thread's.  Out of line, so that a settled
- * thread's slow path saves no registers for it. */
+ * thread's slow path saves no registers for it.  A new thread's frees
+ * are few and its objects mostly warm, so here p's line is read: p with
+ * the mark, in this thread's lists, is a double free even when another
+ * object was freed since (free(p); free(q); free(p)). */
 static __attribute__((noinline)) int new_thread_keeps(void *p, pm_tbin_fs *t, unsigned bin)
 {
+    if (pm_tc_holds(p, bin, "free"))
+        pm_fatal("free", p, "double free");
     if (t->room - pm_tc.bias >= 0 && p != t->head && pm_tc.frees + 1 < pm_tc.new_end &&
         !goes_home(p, bin)) {
         pm_tc.frees++;

@@ -27,6 +27,8 @@
 /* A large size whose slot is 25 pages at any line offset: the slot a free
  * leaves first in its bin's list is the one the next malloc takes. */
 #define LARGE (24 * 4096 + 1)
+/* A large size that a sampled object fills to its guard page. */
+#define LARGE_GUARDED (24 * 4096 + 16)
 #define CHUNK (2 * MiB)
 
 /* C++'s operator new and delete, by their mangled names: their fast paths
@@ -38,6 +40,7 @@ static const char LINK[] = "corrupted free-list link";
 static const char BEFORE[] = "memory before the object overwritten, or a pointer inside it";
 static const char AFTER_FREE[] = "large object written after it was freed";
 static const char INTERIOR[] = "pointer inside an object, not at its start";
+static const char DOUBLE[] = "double free";
 
 /* 'A' bytes to overflow with, as a copy from a program's buffer would. */
 static char source[MiB + 64];
@@ -104,9 +107,10 @@ static void write_after_delete(const void *arg)
     _Znwm(opaque(s[0]));
 }
 
-/* arg: bytes changed just before a large object.  Each is flipped, not
- * set: a byte written with the value it held already (one chance in 256
- * for a fixed one) changes nothing a canary could see. */
+/* arg: bytes changed just before a large object, whether only the
+ * farthest of them.  Each is flipped, not set: a byte written with the
+ * value it held already (one chance in 256 for a fixed one) changes
+ * nothing a canary could see. */
 static void large_underflow(const void *arg)
 {
     const size_t *s = arg;
@@ -114,8 +118,22 @@ static void large_underflow(const void *arg)
     CHECK(p);
     child_announce(p);
     char *q = opaque_ptr(p);
-    for (size_t i = 1; i <= s[0]; i++)
+    for (size_t i = s[1] ? s[0] : 1; i <= s[0]; i++)
         q[-(ptrdiff_t)i] ^= 0x5a;
+    free(opaque_ptr(p));
+}
+
+/* arg: object size.  p freed, q freed, p freed again: the second free of
+ * p is not a repeat of the last free, and the child's thread is new,
+ * whose frees look for the object in its lists. */
+static void double_free_interleaved(const void *arg)
+{
+    const size_t *s = arg;
+    char *p = malloc(opaque(s[0])), *q = malloc(opaque(s[0]));
+    CHECK(p && q);
+    free(p);
+    free(q);
+    child_announce(p);
     free(opaque_ptr(p));
 }
 
@@ -209,6 +227,9 @@ static const struct error_case cases[] = {
     {"small_write_after_delete", write_after_delete, {SMALL, 'A'}, "operator new", LINK},
     {"large_underflow_1", large_underflow, {1}, "free", BEFORE},
     {"large_underflow_32", large_underflow, {32}, "free", BEFORE},
+    {"large_underflow_32_only", large_underflow, {32, 1}, "free", BEFORE},
+    {"small_double_free_interleaved", double_free_interleaved, {SMALL}, "free", DOUBLE},
+    {"medium_double_free_interleaved", double_free_interleaved, {MEDIUM}, "free", DOUBLE},
     {"large_write_after_free", large_after_free, {'A'}, "malloc", AFTER_FREE},
     {"large_zero_after_free", large_after_free, {0}, "malloc", AFTER_FREE},
     {"large_overflow_1m_memcpy", large_overflow, {0}, "free", BEFORE},
@@ -218,6 +239,7 @@ static const struct error_case cases[] = {
     {"guard_use_after_free", guarded_access, {AFTER_FREE_OF, 64}, "access", "use after free of"},
     {"guard_underflow_1", guarded_access, {UNDER, 64}, "free", "underflow before"},
     {"guard_underflow_1_page", guarded_access, {UNDER, 4096}, "access", "underflow before"},
+    {"guard_large_first", guarded_access, {OVER, LARGE_GUARDED}, "access", "overflow past"},
 };
 
 /* A sampled object's report: "primalloc: <call>(0x<addr>): <what> sampled
