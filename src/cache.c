@@ -26,8 +26,8 @@ struct cpu_held {
     char pad[64 - 2 * sizeof(long)];
 };
 
-/* The lock has a cache line of its own, apart from the chains it guards, so
- * that a waiter spinning on it does not pull the chains away from the
+/* The lock has a cache line of its own, apart from the chains it protects,
+ * so that a waiter spinning on it does not pull the chains away from the
  * holder (section 8).  `left` and `loose` hold what threads that exited
  * on this CPU had cached: whole batches, counted in the CPU's budget, and
  * fewer than a batch, outside it.  `used_at` shares the lock's line, which
@@ -66,7 +66,7 @@ struct global_bin {
 } __attribute__((aligned(64)));
 
 static struct global_bin globals[PM_NBINS];
-/* Apart from the chains they guard, for fork (folio.c says why). */
+/* Apart from the chains they protect, for fork (folio.c says why). */
 static pm_line_lock global_locks[PM_NBINS];
 
 static pm_lock *global_lock(unsigned bin)
@@ -646,13 +646,6 @@ void pm_cache_census(unsigned bin, size_t *cpu, size_t *global)
     pm_lock_drop(global_lock(bin));
     *cpu = batches * pm_bins[bin].batch + loose;
     *global = down * pm_bins[bin].batch;
-}
-
-size_t pm_cache_count(unsigned bin)
-{
-    size_t cpu, global;
-    pm_cache_census(bin, &cpu, &global);
-    return cpu + global;
 }
 
 size_t pm_cache_metadata(void)

@@ -65,7 +65,12 @@ int pm_cache_held(void);
 void pm_cache_census(unsigned bin, size_t *cpu, size_t *global);
 
 /* The two together (for tests). */
-size_t pm_cache_count(unsigned bin);
+static inline size_t pm_cache_count(unsigned bin)
+{
+    size_t cpu, global;
+    pm_cache_census(bin, &cpu, &global);
+    return cpu + global;
+}
 
 /* Checks both levels against their specification: every chain holds the
  * batches it counts and every batch exactly a batch of objects of its

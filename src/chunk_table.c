@@ -65,12 +65,9 @@ size_t pm_chunk_table_metadata(void)
 void pm_chunk_set(uintptr_t base, size_t size, uint32_t tag, uint32_t link)
 {
     PM_ASSERT((uint16_t)tag % PM_BIN_STRIDE == 0 && (uint16_t)tag <= PM_BIN_TAG(PM_NBINS - 1));
-    typedef uint64_t __attribute__((may_alias)) word;
-    struct pm_chunk_entry v = {tag, link};
-    uint64_t w;
-    __builtin_memcpy(&w, &v, sizeof w);
+    uint64_t w = pm_chunk_pack((struct pm_chunk_entry){tag, link});
     for (uintptr_t a = base; a < base + size; a += PM_CHUNK)
-        __atomic_store_n((word *)pm_chunk_at(a), w, __ATOMIC_RELEASE);
+        __atomic_store_n((pm_chunk_word *)pm_chunk_at(a), w, __ATOMIC_RELEASE);
 }
 
 void pm_chunk_each(void (*fn)(void *ctx, uintptr_t chunk, struct pm_chunk_entry e), void *ctx)

@@ -86,14 +86,38 @@ struct pm_chunk_table {
 extern struct pm_chunk_table pm_chunk_table;
 #pragma GCC visibility pop
 
-/* The entry at e, read whole at once (it may change under the reader). */
-static inline struct pm_chunk_entry pm_chunk_read(const struct pm_chunk_entry *e)
+/* An entry is read and written whole, as the one 64-bit word it packs
+ * into, since it may change under its reader. */
+typedef uint64_t __attribute__((may_alias)) pm_chunk_word;
+
+static inline uint64_t pm_chunk_pack(struct pm_chunk_entry v)
 {
-    typedef uint64_t __attribute__((may_alias)) word;
-    uint64_t w = __atomic_load_n((const word *)e, __ATOMIC_ACQUIRE);
+    uint64_t w;
+    __builtin_memcpy(&w, &v, sizeof w);
+    return w;
+}
+
+static inline struct pm_chunk_entry pm_chunk_unpack(uint64_t w)
+{
     struct pm_chunk_entry v;
     __builtin_memcpy(&v, &w, sizeof v);
     return v;
+}
+
+/* The entry at e, read whole at once. */
+static inline struct pm_chunk_entry pm_chunk_read(const struct pm_chunk_entry *e)
+{
+    return pm_chunk_unpack(__atomic_load_n((const pm_chunk_word *)e, __ATOMIC_ACQUIRE));
+}
+
+/* Writes next over the entry at e if it still holds expect, in one step:
+ * 1 if it did. */
+static inline int pm_chunk_replace(struct pm_chunk_entry *e, struct pm_chunk_entry expect,
+                                   struct pm_chunk_entry next)
+{
+    uint64_t w = pm_chunk_pack(expect);
+    return __atomic_compare_exchange_n((pm_chunk_word *)e, &w, pm_chunk_pack(next), 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED);
 }
 
 /* The entry of the chunk holding address a, in span `span` (a's top

@@ -2,6 +2,7 @@
 #include "code_map.h"
 #include "os.h"
 #include "proc_maps.h"
+#include "text.h"
 
 struct place {
     uintptr_t addr;
@@ -19,10 +20,7 @@ static int holds(void *ctx, const struct pm_mapping *m)
         return 0;
     if (m->path[0] != '/')
         return -1;
-    size_t n = 0;
-    while (m->path[n] && n + 1 < q->room)
-        q->name[n] = m->path[n], n++;
-    q->name[n] = 0;
+    *pm_text_str_cut(q->name, q->name + q->room - 1, m->path) = 0;
     *q->in_file = q->addr - m->lo + m->offset;
     return 1;
 }
@@ -38,11 +36,11 @@ char *pm_code_put(char *o, uintptr_t addr)
     char name[160];
     uintptr_t in_file;
     if (!pm_code_place(addr, name, sizeof name, &in_file))
-        return pm_os_put_hex(o, addr);
-    o = pm_os_put_str(o, name);
-    o = pm_os_put_str(o, "+");
-    o = pm_os_put_hex(o, in_file);
-    o = pm_os_put_str(o, " (");
-    o = pm_os_put_hex(o, addr);
-    return pm_os_put_str(o, ")");
+        return pm_text_hex(o, addr);
+    o = pm_text_str(o, name);
+    o = pm_text_str(o, "+");
+    o = pm_text_hex(o, in_file);
+    o = pm_text_str(o, " (");
+    o = pm_text_hex(o, addr);
+    return pm_text_str(o, ")");
 }

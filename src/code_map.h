@@ -19,7 +19,7 @@
 int pm_code_place(uintptr_t addr, char *name, size_t room, uintptr_t *in_file);
 
 /* "FILE+0xADDRESS (0xADDR)", or "0xADDR" when no file holds it, appended
- * at o as pm_os_put_str does; o must leave room for 200 bytes (a longer
+ * at o as pm_text_str does; o must leave room for 200 bytes (a longer
  * path is cut). */
 char *pm_code_put(char *o, uintptr_t addr);
 

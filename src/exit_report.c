@@ -13,11 +13,8 @@ static const char *path = "";
 
 static void warn(const char *what)
 {
-    char line[160], *o = line;
-    for (const char *s = "primalloc: "; *s; s++)
-        *o++ = *s;
-    while (*what && o < line + sizeof line - 1)
-        *o++ = *what++;
+    char line[160];
+    char *o = pm_text_str_cut(pm_text_str(line, "primalloc: "), line + sizeof line - 1, what);
     *o++ = '\n';
     pm_os_write(2, line, (size_t)(o - line));
 }
@@ -38,19 +35,18 @@ static int expand(char *out, size_t room)
 {
     char digits[24];
     const char *pid = pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10);
-    size_t n = 0;
-    for (const char *s = path; *s && n < room; s++) {
+    char *o = out, *end = out + room;
+    for (const char *s = path; *s && o < end; s++) {
         if (s[0] == '%' && s[1] == 'p') {
-            for (const char *c = pid; *c && n < room; c++)
-                out[n++] = *c;
+            o = pm_text_str_cut(o, end, pid);
             s++;
         } else {
-            out[n++] = *s;
+            *o++ = *s;
         }
     }
-    if (n == room)
+    if (o == end)
         return 0;
-    out[n] = 0;
+    *o = 0;
     return 1;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "folio.h"
+#include "canary.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
 #include "counters.h"
@@ -112,7 +113,7 @@ static unsigned list_index(const struct pm_bin *b, unsigned nfree)
 }
 
 /* The bins' locks lie together, one a line, apart from the states they
- * guard: fork holds every lock, and the first write to a page after fork
+ * protect: fork holds every lock, and the first write to a page after fork
  * copies it in parent and child alike, each copy a fault and a TLB
  * shootdown, so the fewer pages the locks span, the fewer copies. */
 static pm_line_lock bin_locks[PM_NBINS];

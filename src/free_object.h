@@ -12,8 +12,9 @@
  *   a list folios take back           next object   -                     -
  *   a freed large slot                as above      as above              the note
  *   a freed large object at an        its freed     -                     -
- *   offset in its slot                mark
- *   a guarded large object            (the line before it: its guard)
+ *   offset in its slot                canary
+ *   a live large object at an         (the line before it: its canary;
+ *   offset in its slot                canary.h)
  *
  * Free objects in a folio hold nothing: the folio record's bitmap says
  * they are free.  So every object a thread's list can receive carries the
@@ -200,10 +201,9 @@ static inline int pm_take_mark(void *p)
     return !PM_CHECKED || pm_arch_take(&((pm_mark_half *)p)[PM_FREE_MARK_HALF], PM_FREE_MARK);
 }
 
-/* The large-object note and guards (large.h says what they catch): the
- * folios check a freed object's mark when they take its slot back. */
-
-/* The note is the offset plus a value derived from the slot, so that user
+/* The large-object note: which object a freed large slot was freed by,
+ * for the canaries' checks (canary.h) and the report of a double free.
+ * The note is the offset plus a value derived from the slot, so that user
  * data left in a slot freed without a note is not taken for one. */
 static inline uintptr_t pm_large_note_key(const void *slot)
 {
@@ -220,58 +220,6 @@ static inline void *pm_large_noted(void *slot)
 {
     uintptr_t offset = ((uintptr_t *)slot)[2] - pm_large_note_key(slot);
     return offset < PM_PAGE ? (char *)slot + offset : slot;
-}
-
-/* Word `before` words before a guarded object (1 to PM_GUARD_WORDS), or
- * the first word of a freed one (0): derived from its address and the
- * link secret, which the program's data does not hold by chance. */
-static inline uintptr_t pm_large_guard(const void *p, int before)
-{
-    return (uintptr_t)p ^ pm_link_secret ^ (uintptr_t)before;
-}
-
-/* A guarded object's guard fills the line before it, which its offset
- * (at least a line) leaves in its slot: a store up to a line before the
- * object changes it. */
-#define PM_GUARD_WORDS ((int)(PM_LINE / sizeof(uintptr_t)))
-
-static inline void pm_large_guard_set(void *p)
-{
-    for (int k = 1; k <= PM_GUARD_WORDS; k++)
-        ((uintptr_t *)p)[-k] = pm_large_guard(p, k);
-}
-
-static inline int pm_large_guard_intact(const void *p)
-{
-    uintptr_t diff = 0;
-    for (int k = 1; k <= PM_GUARD_WORDS; k++)
-        diff |= ((const uintptr_t *)p)[-k] ^ pm_large_guard(p, k);
-    return !diff;
-}
-
-/* Frees p, the object at slot: aborts, naming call, if p is guarded and
- * its guard was overwritten (or p is no object's start).  The slot then
- * notes p, and a guarded p carries its freed mark. */
-static inline void pm_large_release(void *slot, void *p, const char *call)
-{
-    if (p == slot)
-        return;
-    if (pm_unlikely(!pm_large_guard_intact(p)))
-        pm_fatal(call, p, "memory before the object overwritten, or a pointer inside it");
-    pm_large_note(slot, p);
-    *(uintptr_t *)p = pm_large_guard(p, 0);
-}
-
-/* A freed slot leaving a list, handed out again or taken back by its
- * folio: the object it was last freed by at an offset must still carry
- * its freed mark, or the call aborts; the note goes, so that no later life
- * of the slot (or of its memory in another bin) finds it. */
-static inline void pm_large_settle(void *slot, const char *call)
-{
-    void *old = pm_large_noted(slot);
-    if (old != slot && pm_unlikely(*(uintptr_t *)old != pm_large_guard(old, 0)))
-        pm_fatal(call, old, "large object written after it was freed");
-    ((uintptr_t *)slot)[2] = 0;
 }
 
 #endif

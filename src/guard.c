@@ -5,6 +5,8 @@
 #include "lock.h"
 #include "options.h"
 #include "os.h"
+#include "probe.h"
+#include "text.h"
 
 uint32_t pm_guard_rate;
 
@@ -87,19 +89,22 @@ static unsigned lookup(const void *p)
     return c;
 }
 
-/* Empties cell c, moving back the records after it that would no longer
- * be found past the hole. */
+static uint32_t cell_start(const void *table, uint32_t c)
+{
+    const uint16_t *cell = table;
+    return cell[c] ? cell_of(records[cell[c] - 1].p) : PM_PROBE_EMPTY;
+}
+
+static void cell_move(void *table, uint32_t to, uint32_t from)
+{
+    uint16_t *cell = table;
+    cell[to] = cell[from];
+}
+
+/* Empties cell c, with no tombstone (probe.h). */
 static void remove_cell(unsigned c)
 {
-    unsigned hole = c;
-    for (c = (c + 1) & (CELLS - 1); cells[c]; c = (c + 1) & (CELLS - 1)) {
-        unsigned home = cell_of(records[cells[c] - 1].p);
-        if (((c - home) & (CELLS - 1)) >= ((c - hole) & (CELLS - 1))) {
-            cells[hole] = cells[c];
-            hole = c;
-        }
-    }
-    cells[hole] = 0;
+    cells[pm_probe_remove(cells, CELLS - 1, c, cell_start, cell_move)] = 0;
 }
 
 static char *page_of(const char *p)
@@ -169,19 +174,19 @@ int pm_guard_find(const void *p, size_t *usable, int *freed)
 static _Noreturn void die_about(char *buf, char *o, const char *what, const struct guarded *g, uintptr_t pc,
                                 int wrote)
 {
-    o = pm_os_put_str(o, what);
-    o = pm_os_put_str(o, " sampled object ");
-    o = pm_os_put_hex(o, (uintptr_t)g->p);
-    o = pm_os_put_str(o, " of ");
-    o = pm_os_put_dec(o, g->usable);
-    o = pm_os_put_str(o, " bytes, allocated from ");
+    o = pm_text_str(o, what);
+    o = pm_text_str(o, " sampled object ");
+    o = pm_text_hex(o, (uintptr_t)g->p);
+    o = pm_text_str(o, " of ");
+    o = pm_text_dec(o, g->usable);
+    o = pm_text_str(o, " bytes, allocated from ");
     o = pm_code_put(o, (uintptr_t)g->alloc_site - 1);
     if (g->freed) {
-        o = pm_os_put_str(o, ", freed from ");
+        o = pm_text_str(o, ", freed from ");
         o = pm_code_put(o, (uintptr_t)g->free_site - 1);
     }
     if (pc) {
-        o = pm_os_put_str(o, wrote > 0 ? ", written at " : wrote == 0 ? ", read at " : ", at ");
+        o = pm_text_str(o, wrote > 0 ? ", written at " : wrote == 0 ? ", read at " : ", at ");
         o = pm_code_put(o, pc);
     }
     pm_os_die(buf, o);

@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <signal.h>
 #include "chunk_table.h"
+#include "elf_symbols.h"
 #include "folio.h"
 #include "huge.h"
 #include "free_object.h"
 #include "lock.h"
 #include "options.h"
+#include "probe.h"
 #include "sizeclass.h"
 #include "text.h"
 
@@ -122,23 +124,22 @@ static struct entry *find(uintptr_t p)
     }
 }
 
-/* Empties entry i, moving back the later entries of its cluster that may
- * sit there (their slot is not cyclically in (i, j]), so that lookups
- * need no tombstones. */
+static uint32_t entry_start(const void *table, uint32_t i)
+{
+    const struct entry *e = table;
+    return e[i].p ? entry_slot(e[i].p) : PM_PROBE_EMPTY;
+}
+
+static void entry_move(void *table, uint32_t to, uint32_t from)
+{
+    struct entry *e = table;
+    e[to] = e[from];
+}
+
+/* Empties entry i, with no tombstone (probe.h). */
 static void remove_at(uint32_t i)
 {
-    struct entry *e = tables->entries;
-    for (uint32_t j = i;;) {
-        j = (j + 1) & (ENTRIES - 1);
-        if (!e[j].p)
-            break;
-        uint32_t home = entry_slot(e[j].p);
-        if (((j - home) & (ENTRIES - 1)) >= ((j - i) & (ENTRIES - 1))) {
-            e[i] = e[j];
-            i = j;
-        }
-    }
-    e[i].p = 0;
+    tables->entries[pm_probe_remove(tables->entries, ENTRIES - 1, i, entry_start, entry_move)].p = 0;
     nentries--;
 }
 
@@ -518,7 +519,7 @@ static void write_folded(struct out *o, const struct snapshot *snap, uint32_t n)
         if (!distinct || f.v[distinct - 1].addr != f.v[i].addr)
             f.v[distinct++] = f.v[i];
     f.n = distinct;
-    pm_os_each_symbol(name_frames, &f);
+    pm_elf_each_symbol(name_frames, &f);
     for (uint32_t i = 0; i < n; i++) {
         if (!snap[i].live.bytes)
             continue;
@@ -561,30 +562,24 @@ static int write_file(const char *path, void (*write)(struct out *, const struct
 
 static uint32_t dumps;
 
-static char *cat(char *at, const char *end, const char *s)
-{
-    while (*s && at < end)
-        *at++ = *s++;
-    return at;
-}
-
 /* The counts are copied under the lock; symbols are looked up after it is
  * dropped, since the loader may allocate, and so wait for this lock,
  * while it holds its own. */
 int pm_prof_dump(const char *path)
 {
     char name[PM_OPTION_TEXT_BYTES + 64], digits[24];
-    const char *end = name + sizeof name - sizeof ".folded";
+    char *end = name + sizeof name - sizeof ".folded";
     if (!pm_prof_on) {
         errno = EINVAL;
         return -1;
     }
-    char *stem = cat(name, end, path ? path : pm_option_text(PM_OPT_PROF_FILE));
+    char *stem = pm_text_str_cut(name, end, path ? path : pm_option_text(PM_OPT_PROF_FILE));
     if (!path) {
-        stem = cat(stem, end, ".");
-        stem = cat(stem, end, pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10));
-        stem = cat(stem, end, ".");
-        stem = cat(stem, end, pm_text_numeral(digits, __atomic_fetch_add(&dumps, 1, __ATOMIC_RELAXED), 10));
+        stem = pm_text_str_cut(stem, end, ".");
+        stem = pm_text_str_cut(stem, end, pm_text_numeral(digits, (uint64_t)pm_os_pid(), 10));
+        stem = pm_text_str_cut(stem, end, ".");
+        stem = pm_text_str_cut(stem, end,
+                               pm_text_numeral(digits, __atomic_fetch_add(&dumps, 1, __ATOMIC_RELAXED), 10));
     }
     __builtin_memcpy(stem, path ? "" : ".heap", path ? 1 : sizeof ".heap");
     size_t bytes = ((size_t)STACKS * sizeof(struct snapshot) + PM_PAGE - 1) & ~(PM_PAGE - 1);

@@ -26,7 +26,7 @@
  * Storage: fixed tables in one mapping (up to 49,152 live samples and
  * 16,384 distinct stacks of up to PM_PROF_DEPTH frames), no malloc.  A
  * sample that does not fit is counted as dropped and its object handed
- * out unsampled.  One lock guards the tables, taken only on sampled
+ * out unsampled.  One lock protects the tables, taken only on sampled
  * allocations, frees of sampled objects (and of huge objects) and dumps.
  *
  * Settings (options.h), acted on by a constructor: PRIMALLOC_PROF=1 turns

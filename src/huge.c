@@ -123,16 +123,12 @@ void *pm_huge_alloc(size_t size, size_t align, int *dirty)
  * with link 0 until pm_pool_put files the run. */
 void pm_huge_free(void *p, struct pm_chunk_entry *e)
 {
-    typedef uint64_t __attribute__((may_alias)) word;
     struct pm_chunk_entry seen, gone = {PM_TAG_FREE, 0};
-    uint64_t expect, next;
-    __builtin_memcpy(&next, &gone, sizeof next);
     do {
         seen = pm_chunk_read(e);
         if (seen.tag != PM_TAG_HUGE)
             pm_fatal("free", p, "double free");
-        __builtin_memcpy(&expect, &seen, sizeof expect);
-    } while (!__atomic_compare_exchange_n((word *)e, &expect, next, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    } while (!pm_chunk_replace(e, seen, gone));
     account(-(long)seen.link);
     pm_stat_add(&pm_stats_global.huge_objects, -1);
     pm_count(PM_EV_huge_frees);

@@ -20,7 +20,7 @@ static void *place(size_t size, const char *call)
 {
     /* The sequence's top bits pick a line of the first page, never the
      * first line unless the largest sizes leave no room: the line before
-     * the object holds its guard. */
+     * the object holds its canary. */
     size_t offset = (1 + (size_t)((pm_tc_spread() >> 32) * (PM_PAGE / PM_LINE - 1) >> 32)) * PM_LINE;
     if (offset > PM_LARGE_MAX - size)
         offset = (PM_LARGE_MAX - size) & ~(size_t)(PM_LINE - 1);
@@ -29,7 +29,7 @@ static void *place(size_t size, const char *call)
         return 0;
     char *p = slot + offset;
     if (offset)
-        pm_large_guard_set(p);
+        pm_large_canary_set(p);
     return p;
 }
 

@@ -5,19 +5,18 @@
  * (supermalloc-ismm2015.txt section 5).  They are cached like any bin's
  * objects; the caches hold slot starts.
  *
- * An object at an offset (not at its slot's start) is guarded where a
- * slot has room that no object uses: the line before it holds values
- * derived from its address and the link secret (free_object.h), checked
- * when it is freed, so that an underflow or a free of a pointer inside it
- * aborts; once freed, its first word holds another such value, checked
- * when the slot is handed out again or its folio takes it back, so that a
- * write after free aborts. */
+ * An object at an offset (not at its slot's start) carries canaries in
+ * room of its slot that no object uses (canary.h): the line before it
+ * holds one, checked when it is freed, so that an underflow or a free of
+ * a pointer inside it aborts; once freed, its first word holds another,
+ * checked when the slot is handed out again or its folio takes it back,
+ * so that a write after free aborts. */
 #ifndef PM_LARGE_H
 #define PM_LARGE_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "free_object.h"
+#include "canary.h"
 #include "sizeclass.h"
 
 /* A large object of at least size bytes (PM_LOOKUP_MAX < size <=

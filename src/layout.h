@@ -48,9 +48,9 @@
  * lookup table holds it, is the offset of either with no shift. */
 #define PM_BIN_STRIDE 32
 
-/* Smallest object: two words, because a cached batch links to the next
- * batch through its first object's second word. */
-#define PM_MIN_OBJECT 16
+/* Every object's alignment, and so the smallest object: two words,
+ * because a cached batch links to the next batch through its first
+ * object's second word. */
 #define PM_ALIGN 16
 
 /* Large objects: page multiples up to what fits twice in a chunk.  A

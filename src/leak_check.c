@@ -11,6 +11,7 @@
 #include "os.h"
 #include "proc_maps.h"
 #include "sizeclass.h"
+#include "text.h"
 #include "thread_cache.h"
 
 static int on;
@@ -293,34 +294,34 @@ static void say(int fd, char *line, char *o)
 
 static char *put_sum(char *o, const char *head, const struct sum *s)
 {
-    o = pm_os_put_str(o, head);
-    o = pm_os_put_dec(o, s->bytes);
-    o = pm_os_put_str(o, " bytes in ");
-    o = pm_os_put_dec(o, s->objects);
-    return pm_os_put_str(o, " objects");
+    o = pm_text_str(o, head);
+    o = pm_text_dec(o, s->bytes);
+    o = pm_text_str(o, " bytes in ");
+    o = pm_text_dec(o, s->objects);
+    return pm_text_str(o, " objects");
 }
 
 static void report_stack(int fd, uint32_t stack, const struct sum *s)
 {
     char line[512], *o = put_sum(line, "primalloc: leak of ~", s);
-    o = pm_os_put_str(o, " (");
-    o = pm_os_put_dec(o, s->samples);
-    say(fd, line, pm_os_put_str(o, " sampled), allocated from:"));
+    o = pm_text_str(o, " (");
+    o = pm_text_dec(o, s->samples);
+    say(fd, line, pm_text_str(o, " sampled), allocated from:"));
     void *const *frames;
     int depth = pm_prof_frames(stack, &frames);
     for (int i = 0; i < depth; i++)
-        say(fd, line, pm_code_put(pm_os_put_str(line, "primalloc:     "), (uintptr_t)frames[i]));
+        say(fd, line, pm_code_put(pm_text_str(line, "primalloc:     "), (uintptr_t)frames[i]));
 }
 
 static void report_class(int fd, size_t class, const struct sum *s)
 {
     char line[160], *o = put_sum(line, "primalloc: leak of ", s);
     if (class == HUGE_CLASS)
-        o = pm_os_put_str(o, " (huge)");
+        o = pm_text_str(o, " (huge)");
     else if (class == GUARDED_CLASS)
-        o = pm_os_put_str(o, " (guarded)");
+        o = pm_text_str(o, " (guarded)");
     else
-        o = pm_os_put_dec(pm_os_put_str(o, " of size class "), pm_bins[class].size);
+        o = pm_text_dec(pm_text_str(o, " of size class "), pm_bins[class].size);
     say(fd, line, o);
 }
 
@@ -340,10 +341,10 @@ static void report(int fd, struct report *r)
     }
     char line[160];
     if (!r->total.objects) {
-        say(fd, line, pm_os_put_str(line, "primalloc: leaks: none"));
+        say(fd, line, pm_text_str(line, "primalloc: leaks: none"));
         return;
     }
-    say(fd, line, pm_os_put_str(put_sum(line, "primalloc: leaks: ", &r->total), " that nothing points to"));
+    say(fd, line, pm_text_str(put_sum(line, "primalloc: leaks: ", &r->total), " that nothing points to"));
     for (uint32_t s = 0; s < PM_PROF_STACKS; s++)
         if (r->c->stacks[s].samples)
             report_stack(fd, s, &r->c->stacks[s]);
@@ -404,12 +405,12 @@ static __attribute__((noinline)) void check(int fd)
     struct check *c = prepare();
     char line[160];
     if (!c) {
-        say(fd, line, pm_os_put_str(line, "primalloc: leaks: no memory for the check"));
+        say(fd, line, pm_text_str(line, "primalloc: leaks: no memory for the check"));
         return;
     }
     clear_stack();
     if (!mark(c)) {
-        say(fd, line, pm_os_put_str(line, "primalloc: leaks: cannot read /proc/self/maps"));
+        say(fd, line, pm_text_str(line, "primalloc: leaks: cannot read /proc/self/maps"));
     } else {
         struct report r = {c, {{0}}, {0}};
         report(fd, &r);

@@ -14,7 +14,7 @@ typedef struct {
 } pm_lock;
 
 /* A lock alone on its cache line, for arrays of locks kept apart from what
- * they guard. */
+ * they protect. */
 typedef struct {
     pm_lock lock;
 } __attribute__((aligned(64))) pm_line_lock;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "options.h"
 #include <signal.h>
+#include <string.h>
 #include "arch.h"
 #include "os.h"
 #include "text.h"
@@ -69,13 +70,6 @@ static char texts[PM_NOPTIONS][PM_OPTION_TEXT_BYTES];
 static uint32_t state; /* UNREAD, READING or READ */
 enum { UNREAD, READING, READ };
 
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
 /* The number s spells in decimal digits alone, if it is at most `most`;
  * otherwise (empty, another character, or too big) most + 1. */
 static uint64_t decimal(const char *s, uint64_t most)
@@ -101,7 +95,7 @@ static int signal_number(const char *v)
         if (v[0] == 'S' && v[1] == 'I' && v[2] == 'G')
             v += 3;
         for (size_t i = 0; i < sizeof signal_names / sizeof *signal_names; i++)
-            if (same(signal_names[i].name, v))
+            if (!strcmp(signal_names[i].name, v))
                 sig = signal_names[i].sig;
     }
     return sig && pm_os_signal_catchable(sig) ? sig : 0;
@@ -122,7 +116,7 @@ static int take(enum pm_option o, const char *v)
         return 1;
     case CHOICE:
         for (n = 0; s->words[n]; n++)
-            if (same(s->words[n], v)) {
+            if (!strcmp(s->words[n], v)) {
                 values[o] = n;
                 return 1;
             }
@@ -183,10 +177,9 @@ static void put_allowed(struct pm_text *t, const struct setting *s)
 static void put_quoted(struct pm_text *t, const char *v)
 {
     char part[QUOTED + 4];
-    size_t n = 0;
-    while (v[n] && n < QUOTED)
-        part[n] = v[n], n++;
-    __builtin_memcpy(part + n, v[n] ? "..." : "", v[n] ? 4 : 1);
+    char *end = pm_text_str_cut(part, part + QUOTED, v);
+    const char *rest = v + (end - part);
+    __builtin_memcpy(end, *rest ? "..." : "", *rest ? 4 : 1);
     pm_text_put(t, part);
 }
 

@@ -3,10 +3,8 @@
  * Linux only; nothing here calls malloc or stdio. */
 #define _GNU_SOURCE
 #include "os.h"
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,7 +24,9 @@
 #define FUTEX_WAKE_PRIVATE 129
 #endif
 #include "arch.h"
+#include "elf_symbols.h"
 #include "layout.h"
+#include "text.h"
 
 size_t pm_os_page(void)
 {
@@ -169,6 +169,15 @@ static ssize_t sys_read(int fd, void *buf, size_t n)
     return (ssize_t)syscall(SYS_read, fd, buf, n);
 }
 
+/* sys_read, again while a signal interrupts it. */
+static ssize_t sys_read_retried(int fd, void *buf, size_t n)
+{
+    ssize_t got;
+    while ((got = sys_read(fd, buf, n)) < 0 && errno == EINTR)
+        ;
+    return got;
+}
+
 static ssize_t sys_write(int fd, const void *buf, size_t n)
 {
     return (ssize_t)syscall(SYS_write, fd, buf, n);
@@ -251,11 +260,6 @@ void pm_os_futex_wake(uint32_t *addr)
     int saved = errno;
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     errno = saved;
-}
-
-void pm_os_yield(void)
-{
-    sched_yield();
 }
 
 uint64_t pm_os_random_seed(void)
@@ -357,34 +361,6 @@ int pm_os_file_fd(const struct pm_os_file *f)
     return pm_os_file_is(f->fd, f) ? f->fd : pm_os_file_is(2, f) ? 2 : -1;
 }
 
-char *pm_os_put_str(char *o, const char *s)
-{
-    while (*s)
-        *o++ = *s++;
-    return o;
-}
-
-char *pm_os_put_hex(char *o, uintptr_t v)
-{
-    int digits = 1;
-    while (digits < 16 && v >> (4 * digits))
-        digits++;
-    o = pm_os_put_str(o, "0x");
-    for (int i = digits - 1; i >= 0; i--)
-        *o++ = "0123456789abcdef"[v >> (4 * i) & 15];
-    return o;
-}
-
-char *pm_os_put_dec(char *o, uint64_t v)
-{
-    char num[21], *n = num + sizeof num;
-    *--n = 0;
-    do
-        *--n = (char)('0' + v % 10);
-    while ((v /= 10));
-    return pm_os_put_str(o, n);
-}
-
 _Noreturn void pm_os_die(char *buf, char *end)
 {
     *end++ = '\n';
@@ -395,32 +371,30 @@ _Noreturn void pm_os_die(char *buf, char *end)
 
 char *pm_os_put_call(char *o, const char *call, const void *ptr)
 {
-    o = pm_os_put_str(o, "primalloc: ");
-    o = pm_os_put_str(o, call);
-    o = pm_os_put_str(o, "(");
-    o = pm_os_put_hex(o, (uintptr_t)ptr);
-    return pm_os_put_str(o, "): ");
+    o = pm_text_str(o, "primalloc: ");
+    o = pm_text_str(o, call);
+    o = pm_text_str(o, "(");
+    o = pm_text_hex(o, (uintptr_t)ptr);
+    return pm_text_str(o, "): ");
 }
 
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what)
 {
     char buf[160];
-    pm_os_die(buf, pm_os_put_str(pm_os_put_call(buf, call, ptr), what));
+    pm_os_die(buf, pm_text_str(pm_os_put_call(buf, call, ptr), what));
 }
 
 #ifdef PM_DEBUG
 _Noreturn void pm_assert_failed(const char *file, int line, const char *cond)
 {
     char buf[400];
-    char *o = pm_os_put_str(buf, "primalloc: ");
-    o = pm_os_put_str(o, file);
-    o = pm_os_put_str(o, ":");
-    o = pm_os_put_dec(o, (uint64_t)line);
-    o = pm_os_put_str(o, ": assertion ");
-    size_t room = sizeof buf - (size_t)(o - buf) - 10;
-    for (; *cond && room; room--)
-        *o++ = *cond++;
-    o = pm_os_put_str(o, " failed");
+    char *o = pm_text_str(buf, "primalloc: ");
+    o = pm_text_str(o, file);
+    o = pm_text_str(o, ":");
+    o = pm_text_dec(o, (uint64_t)line);
+    o = pm_text_str(o, ": assertion ");
+    o = pm_text_str_cut(o, buf + sizeof buf - 10, cond);
+    o = pm_text_str(o, " failed");
     pm_os_die(buf, o);
 }
 #endif
@@ -437,135 +411,6 @@ void pm_os_backtrace_prime(void)
 {
     void *frame[1];
     pm_os_backtrace(frame, 1);
-}
-
-/* Where an object whose headers are mapped at eh was loaded: the address
- * its symbols' values are relative to. */
-static uintptr_t load_base(const ElfW(Ehdr) *eh, const ElfW(Phdr) *ph)
-{
-    uintptr_t base = (uintptr_t)eh;
-    for (unsigned i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
-            base = (uintptr_t)eh - ph[i].p_vaddr;
-    return base;
-}
-
-/* The program's headers are those of the object primalloc is part of when
- * the executable holds it. */
-void pm_os_own_code(uintptr_t *lo, uintptr_t *hi)
-{
-    extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
-    const ElfW(Ehdr) *eh = &__ehdr_start;
-    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
-    *lo = *hi = 0;
-    if ((uintptr_t)ph == getauxval(AT_PHDR))
-        return;
-    uintptr_t base = load_base(eh, ph);
-    for (unsigned i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
-            *lo = base + ph[i].p_vaddr;
-            *hi = *lo + ph[i].p_memsz;
-        }
-}
-
-/* The loader usually relocates the addresses of the dynamic section in
- * place; where it does not (the vDSO), they are offsets. */
-static const void *dyn_address(const struct dl_phdr_info *info, ElfW(Addr) ptr)
-{
-    return (const void *)(ptr < info->dlpi_addr ? ptr + info->dlpi_addr : ptr);
-}
-
-/* How many dynamic symbols an object has: DT_HASH says; with only
- * DT_GNU_HASH, one past the last symbol of the longest-reaching chain. */
-static uint32_t symbol_count(const uint32_t *hash, const uint32_t *gnu)
-{
-    if (hash)
-        return hash[1];
-    if (!gnu)
-        return 0;
-    uint32_t nbuckets = gnu[0], first = gnu[1];
-    const uint32_t *buckets = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / 4), *chain = buckets + nbuckets;
-    uint32_t last = 0;
-    for (uint32_t i = 0; i < nbuckets; i++)
-        if (buckets[i] > last)
-            last = buckets[i];
-    if (last < first)
-        return first;
-    while (!(chain[last - first] & 1))
-        last++;
-    return last + 1;
-}
-
-struct symbol_walk {
-    void (*fn)(void *ctx, uintptr_t start, size_t size, const char *name);
-    void *ctx;
-};
-
-/* dl_iterate_phdr's callback: hands each function among the object's
- * dynamic symbols to the walk. */
-static int object_symbols(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    const struct symbol_walk *w = data;
-    const ElfW(Dyn) *dyn = 0;
-    for (unsigned i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    if (!dyn)
-        return 0;
-    const ElfW(Sym) *syms = 0;
-    const char *names = 0;
-    const uint32_t *hash = 0, *gnu = 0;
-    for (; dyn->d_tag != DT_NULL; dyn++) {
-        if (dyn->d_tag == DT_SYMTAB)
-            syms = dyn_address(info, dyn->d_un.d_ptr);
-        else if (dyn->d_tag == DT_STRTAB)
-            names = dyn_address(info, dyn->d_un.d_ptr);
-        else if (dyn->d_tag == DT_HASH)
-            hash = dyn_address(info, dyn->d_un.d_ptr);
-        else if (dyn->d_tag == DT_GNU_HASH)
-            gnu = dyn_address(info, dyn->d_un.d_ptr);
-    }
-    uint32_t n = syms && names ? symbol_count(hash, gnu) : 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (syms[i].st_shndx != SHN_UNDEF && ELF64_ST_TYPE(syms[i].st_info) == STT_FUNC && syms[i].st_size)
-            w->fn(w->ctx, info->dlpi_addr + syms[i].st_value, syms[i].st_size, names + syms[i].st_name);
-    return 0;
-}
-
-void pm_os_each_symbol(void (*fn)(void *ctx, uintptr_t start, size_t size, const char *name), void *ctx)
-{
-    struct symbol_walk w = {fn, ctx};
-    dl_iterate_phdr(object_symbols, &w);
-}
-
-struct wanted {
-    const char *name;
-    uintptr_t at;
-};
-
-static void match_symbol(void *ctx, uintptr_t start, size_t size, const char *name)
-{
-    (void)size;
-    struct wanted *w = ctx;
-    if (!strcmp(name, w->name))
-        w->at = start;
-}
-
-/* The vDSO's function of that name, or 0.  Its headers are found in the
- * auxiliary vector, not through dl_iterate_phdr, which takes the loader's
- * lock: dlopen holds that lock while it allocates. */
-static uintptr_t vdso_function(const char *name)
-{
-    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
-    if (!eh)
-        return 0;
-    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
-    struct dl_phdr_info info = {.dlpi_addr = load_base(eh, ph), .dlpi_phdr = ph, .dlpi_phnum = eh->e_phnum};
-    struct wanted w = {name, 0};
-    struct symbol_walk walk = {match_symbol, &w};
-    object_symbols(&info, sizeof info, &walk);
-    return w.at;
 }
 
 typedef int (*clock_fn)(clockid_t, struct timespec *);
@@ -589,7 +434,7 @@ uint32_t pm_os_now_ms(void)
 {
     clock_fn clock = __atomic_load_n(&now_clock, __ATOMIC_RELAXED);
     if (pm_unlikely(!clock)) {
-        clock = (clock_fn)vdso_function("__vdso_clock_gettime");
+        clock = (clock_fn)pm_elf_vdso_function("__vdso_clock_gettime");
         if (!clock)
             clock = clock_gettime;
         __atomic_store_n(&now_clock, clock, __ATOMIC_RELAXED);
@@ -657,9 +502,7 @@ int pm_os_open(const char *path)
 long pm_os_read(int fd, void *buf, size_t n)
 {
     int saved = errno;
-    ssize_t got;
-    while ((got = sys_read(fd, buf, n)) < 0 && errno == EINTR)
-        ;
+    ssize_t got = sys_read_retried(fd, buf, n);
     errno = saved;
     return got;
 }
@@ -672,9 +515,8 @@ int pm_os_copy_file(const char *path, int fd)
     char buf[4096];
     ssize_t n;
     int status = 0;
-    while (!status && ((n = sys_read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
-        if (n > 0)
-            status = pm_os_write(fd, buf, (size_t)n);
+    while (!status && (n = sys_read_retried(in, buf, sizeof buf)) > 0)
+        status = pm_os_write(fd, buf, (size_t)n);
     sys_close(in);
     return n < 0 ? -1 : status;
 }

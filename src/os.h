@@ -82,7 +82,6 @@ unsigned pm_os_cpus(void);
 /* Futex wait while *addr == val, and wake one waiter. */
 void pm_os_futex_wait(uint32_t *addr, uint32_t val);
 void pm_os_futex_wake(uint32_t *addr);
-void pm_os_yield(void);
 
 uint64_t pm_os_random_seed(void);
 
@@ -151,13 +150,10 @@ int pm_os_file_fd(const struct pm_os_file *f);
 /* "primalloc: CALL(PTR): WHAT" on stderr, then abort(). */
 _Noreturn void pm_fatal(const char *call, const void *ptr, const char *what);
 
-/* A line for stderr built without malloc (safe in a signal handler): each
- * call appends at o, which must leave room, and returns the new end;
- * pm_os_die writes buf up to end and a newline, then aborts. */
-char *pm_os_put_str(char *o, const char *s);
-char *pm_os_put_hex(char *o, uintptr_t v);
-char *pm_os_put_dec(char *o, uint64_t v);
-/* "primalloc: CALL(PTR): ", the start of every line about a call. */
+/* A line for stderr, built without malloc (text.h) and safe in a signal
+ * handler: pm_os_put_call appends "primalloc: CALL(PTR): ", the start of
+ * every line about a call, at o, which must leave room, and returns the
+ * new end; pm_os_die writes buf up to end and a newline, then aborts. */
 char *pm_os_put_call(char *o, const char *call, const void *ptr);
 _Noreturn void pm_os_die(char *buf, char *end);
 
@@ -217,12 +213,6 @@ static inline int pm_check_due(unsigned long *calls, unsigned every)
  * makes that call where allocating is safe. */
 int pm_os_backtrace(void **frames, int max);
 void pm_os_backtrace_prime(void);
-/* Where primalloc's own code lies when it is a shared object of its own;
- * an empty range when it is linked into the program. */
-void pm_os_own_code(uintptr_t *lo, uintptr_t *hi);
-/* Calls fn(ctx, start, size, name) for every function among the dynamic
- * symbols of every loaded object, as dladdr would search them. */
-void pm_os_each_symbol(void (*fn)(void *ctx, uintptr_t start, size_t size, const char *name), void *ctx);
 
 /* The environment variable's value, or NULL. */
 const char *pm_os_env(const char *name);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "sampler.h"
 #include <string.h>
+#include "elf_symbols.h"
 #include "os.h"
 
 long pm_sampler_rate;
@@ -20,7 +21,7 @@ static uintptr_t own_lo, own_hi;
 void pm_sampler_start(long rate)
 {
     PM_ASSERT(rate > 0);
-    pm_os_own_code(&own_lo, &own_hi);
+    pm_elf_own_code(&own_lo, &own_hi);
     pm_os_backtrace_prime();
     __atomic_store_n(&pm_sampler_rate, rate, __ATOMIC_RELEASE);
 }

@@ -104,7 +104,7 @@ static __attribute__((noinline)) void free_slow(void *p, size_t size, const char
 }
 
 /* A free the fast path did not take.  A large object at its offset: its
- * guard checked, back to its slot, noting the pointer for a double free
+ * canary checked, back to its slot, noting the pointer for a double free
  * found later.  Anything else, and a slot with the free mark, goes the
  * slow way, which tells a double free from a mark the program stored. */
 void pm_free_other(void *p, size_t size, const char *call)

@@ -26,3 +26,29 @@ const char *pm_text_numeral(char digits[24], uint64_t v, unsigned base)
     while ((v /= base));
     return d;
 }
+
+char *pm_text_str(char *o, const char *s)
+{
+    while (*s)
+        *o++ = *s++;
+    return o;
+}
+
+char *pm_text_hex(char *o, uintptr_t v)
+{
+    char digits[24];
+    return pm_text_str(pm_text_str(o, "0x"), pm_text_numeral(digits, v, 16));
+}
+
+char *pm_text_dec(char *o, uint64_t v)
+{
+    char digits[24];
+    return pm_text_str(o, pm_text_numeral(digits, v, 10));
+}
+
+char *pm_text_str_cut(char *o, char *end, const char *s)
+{
+    while (*s && o < end)
+        *o++ = *s++;
+    return o;
+}

@@ -91,7 +91,7 @@ static pthread_key_t exit_key;
 
 /* Every live thread's cache, for statistics: a thread joins when it
  * starts to use its cache and leaves when it exits, before its TLS can go
- * away.  The lock guards the list alone; nothing else is locked while it
+ * away.  The lock protects the list alone; nothing else is locked while it
  * is held. */
 struct member {
     struct member *next, *prev;

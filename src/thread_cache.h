@@ -249,7 +249,7 @@ void pm_tc_check(void);
  * survive hold no budget. */
 void pm_tc_fork_child(void);
 
-/* Objects of bin cached by this thread (for tests and statistics). */
+/* Objects of bin cached by this thread (for tests). */
 size_t pm_tc_count(unsigned bin);
 
 /* Adds to counts[bin] the objects of bin that every live thread caches,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Memory errors of the kinds glibc's checks catch: overflows into a free
  * neighbour, writes after free, underflows and overflows reaching a large
- * object's guard, a free of a pointer inside an object.  `memory_errors
+ * object's canary, a free of a pointer inside an object.  `memory_errors
  * CASE` runs one case in a child, which must die of SIGABRT after exactly
  * one line "primalloc: <call>(0x<ptr>): <what>", ptr being the pointer the
  * case announces; with no argument it lists the cases.  The guard_ cases
@@ -110,7 +110,7 @@ static void write_after_delete(const void *arg)
 /* arg: bytes changed just before a large object, whether only the
  * farthest of them.  Each is flipped, not set: a byte written with the
  * value it held already (one chance in 256 for a fixed one) changes
- * nothing a guard word could see. */
+ * nothing a canary could see. */
 static void large_underflow(const void *arg)
 {
     const size_t *s = arg;
@@ -150,7 +150,7 @@ static void large_after_free(const void *arg)
     malloc(opaque(LARGE));
 }
 
-/* 1 MiB past a large object reaches its live neighbour's guard, found when
+/* 1 MiB past a large object reaches its live neighbour's canary, found when
  * the neighbour is freed. */
 static void large_overflow(const void *arg)
 {
@@ -172,7 +172,7 @@ static void large_overflow(const void *arg)
 
 /* arg: object size, offset of the pointer freed.  free finds a large
  * object's slot from the page of the pointer, and only a pointer in the
- * object's first page meets the guard test (one past it is reported as
+ * object's first page meets the canary test (one past it is reported as
  * inside an object): the case takes an object whose first page holds the
  * pointer (a large object starts 1 to 63 lines into its page). */
 static void free_inside(const void *arg)

@@ -47,6 +47,15 @@ int main(void)
     CHECK(pm_chunk_entry_of(edge)->tag == PM_TAG_FREE && pm_chunk_entry_of(edge + PM_CHUNK)->link == 2);
     CHECK(pm_bin_tag_of_addr(edge) == 0 && pm_bin_of_addr(edge + PM_CHUNK) >= PM_NBINS);
 
+    /* An entry is replaced whole, and only while it holds what the caller
+     * expects: both halves count. */
+    struct pm_chunk_entry *e = pm_chunk_entry_of(top), gone = {PM_TAG_FREE, 0};
+    CHECK(!pm_chunk_replace(e, (struct pm_chunk_entry){PM_TAG_HUGE, 301}, gone));
+    CHECK(!pm_chunk_replace(e, (struct pm_chunk_entry){PM_TAG_HUGE_BODY, 300}, gone));
+    CHECK(pm_chunk_read(e).tag == PM_TAG_HUGE && pm_chunk_read(e).link == 300);
+    CHECK(pm_chunk_replace(e, (struct pm_chunk_entry){PM_TAG_HUGE, 300}, gone));
+    CHECK(pm_chunk_read(e).tag == PM_TAG_FREE && pm_chunk_read(e).link == 0);
+
     /* The zero leaf was never written. */
     for (size_t i = 0; i < 1ul << PM_LEAF_BITS; i++)
         CHECK(pm_chunk_table.zero_leaf[i].tag == 0 && pm_chunk_table.zero_leaf[i].link == 0);
