@@ -5,7 +5,6 @@
 #include "lock.h"
 #include "options.h"
 #include "os.h"
-#include "probe.h"
 #include "text.h"
 
 uint32_t pm_guard_rate;
@@ -89,22 +88,19 @@ static unsigned lookup(const void *p)
     return c;
 }
 
-static uint32_t cell_start(const void *table, uint32_t c)
-{
-    const uint16_t *cell = table;
-    return cell[c] ? cell_of(records[cell[c] - 1].p) : PM_PROBE_EMPTY;
-}
-
-static void cell_move(void *table, uint32_t to, uint32_t from)
-{
-    uint16_t *cell = table;
-    cell[to] = cell[from];
-}
-
-/* Empties cell c, with no tombstone (probe.h). */
+/* Empties cell c, moving back the records after it that would no longer
+ * be found past the hole. */
 static void remove_cell(unsigned c)
 {
-    cells[pm_probe_remove(cells, CELLS - 1, c, cell_start, cell_move)] = 0;
+    unsigned hole = c;
+    for (c = (c + 1) & (CELLS - 1); cells[c]; c = (c + 1) & (CELLS - 1)) {
+        unsigned home = cell_of(records[cells[c] - 1].p);
+        if (((c - home) & (CELLS - 1)) >= ((c - hole) & (CELLS - 1))) {
+            cells[hole] = cells[c];
+            hole = c;
+        }
+    }
+    cells[hole] = 0;
 }
 
 static char *page_of(const char *p)

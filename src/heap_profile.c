@@ -9,7 +9,6 @@
 #include "free_object.h"
 #include "lock.h"
 #include "options.h"
-#include "probe.h"
 #include "sizeclass.h"
 #include "text.h"
 
@@ -124,22 +123,23 @@ static struct entry *find(uintptr_t p)
     }
 }
 
-static uint32_t entry_start(const void *table, uint32_t i)
-{
-    const struct entry *e = table;
-    return e[i].p ? entry_slot(e[i].p) : PM_PROBE_EMPTY;
-}
-
-static void entry_move(void *table, uint32_t to, uint32_t from)
-{
-    struct entry *e = table;
-    e[to] = e[from];
-}
-
-/* Empties entry i, with no tombstone (probe.h). */
+/* Empties entry i, moving back the later entries of its cluster that may
+ * sit there (their slot is not cyclically in (i, j]), so that lookups
+ * need no tombstones. */
 static void remove_at(uint32_t i)
 {
-    tables->entries[pm_probe_remove(tables->entries, ENTRIES - 1, i, entry_start, entry_move)].p = 0;
+    struct entry *e = tables->entries;
+    for (uint32_t j = i;;) {
+        j = (j + 1) & (ENTRIES - 1);
+        if (!e[j].p)
+            break;
+        uint32_t home = entry_slot(e[j].p);
+        if (((j - home) & (ENTRIES - 1)) >= ((j - i) & (ENTRIES - 1))) {
+            e[i] = e[j];
+            i = j;
+        }
+    }
+    e[i].p = 0;
     nentries--;
 }
 
