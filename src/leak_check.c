@@ -152,14 +152,19 @@ static size_t after(const struct check *c, uintptr_t a)
     return lo;
 }
 
+/* Whether address a lies inside the object before index i (0: none). */
+static int inside_before(const struct check *c, size_t i, uintptr_t a)
+{
+    return i && a - start_of(&c->objects[i - 1]) < c->objects[i - 1].size;
+}
+
 /* The object holding address a, or NULL. */
 static struct object *holding(const struct check *c, uintptr_t a)
 {
     if (a < c->low || a >= c->high)
         return 0;
     size_t i = after(c, a);
-    struct object *o = &c->objects[i - !!i];
-    return i && a - start_of(o) < o->size ? o : 0;
+    return inside_before(c, i, a) ? &c->objects[i - 1] : 0;
 }
 
 static void cached(void *ctx, void *object)
@@ -197,9 +202,8 @@ static int next_skipped(const struct check *c, uintptr_t a, uintptr_t *s, uintpt
         if (c->excluded[i][1] > a && c->excluded[i][0] < *s)
             *s = c->excluded[i][0], *t = c->excluded[i][1];
     size_t i = after(c, a);
-    const struct object *o = i && a - start_of(&c->objects[i - 1]) < c->objects[i - 1].size ? &c->objects[i - 1]
-                             : i < c->n                                                   ? &c->objects[i]
-                                                                                          : 0;
+    i -= inside_before(c, i, a);
+    const struct object *o = i < c->n ? &c->objects[i] : 0;
     if (o && start_of(o) < *s)
         *s = start_of(o), *t = start_of(o) + o->size;
     return *s != UINTPTR_MAX;
