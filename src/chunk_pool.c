@@ -48,7 +48,15 @@ static pm_lock lock;
 static struct free_run *lists[KINDS][CLASSES];
 static uint64_t nonempty[KINDS];           /* bit c: lists[k][c] has a run */
 static struct free_run *oldest, *newest;   /* the age list */
-static size_t mapped_chunks, peak_chunks, free_chunks, clean_chunks, nruns;
+static size_t mapped_chunks, free_chunks, clean_chunks, nruns;
+/* Bytes of partial chunks' ranges not mapped, and the high-water mark of
+ * the address space held: mapped_chunks chunks less tails. */
+static size_t tails, peak_bytes;
+/* The address space held when the kernel last refused a partial chunk
+ * more, or 0 once it has given an eighth more than that (pm_pool_ahead):
+ * what primalloc holds is not all the kernel counts, so a little more
+ * may come and go while the limit stays. */
+static size_t refused_at;
 static struct free_run *blocks[MAX_BLOCKS]; /* record n + 1 is blocks[n / PER_BLOCK][n % PER_BLOCK] */
 static size_t nblocks;
 static size_t carved = PER_BLOCK;            /* records of the newest block handed out */
@@ -314,6 +322,20 @@ static void unmap_clean_locked(void)
     }
 }
 
+static size_t held(void)
+{
+    return mapped_chunks * PM_CHUNK - tails;
+}
+
+/* With the lock held, after the address space held grew. */
+static void note_peak(void)
+{
+    if (held() > peak_bytes)
+        peak_bytes = held();
+    if (held() > refused_at + refused_at / 8)
+        refused_at = 0;
+}
+
 /* With the lock held: maps a reservation that holds `need` bytes and files
  * it as a free run. */
 static int reserve(size_t need)
@@ -332,8 +354,7 @@ static int reserve(size_t need)
         return 0;
     }
     mapped_chunks += want / PM_CHUNK;
-    if (mapped_chunks > peak_chunks)
-        peak_chunks = mapped_chunks;
+    note_peak();
     pm_count(PM_EV_reserves);
     put_locked((uintptr_t)p, want / PM_CHUNK, 0);
     return 1;
@@ -408,15 +429,20 @@ static void check_sometimes(void)
 }
 
 /* pm_pool_take, for a caller that fills the first `filled` chunks of the
- * run itself: those get no pages from other runs. */
+ * run itself: those get no pages from other runs.  Only when `may_reserve`
+ * is more address space mapped (or free runs unmapped to make room). */
 static void *take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty,
-                  size_t filled)
+                  size_t filled, int may_reserve)
 {
     if (chunks > (1ul << PM_ADDRESS_BITS) / PM_CHUNK)
         return 0;
     size_t need = chunks + (align - PM_CHUNK) / PM_CHUNK;
     pm_lock_take(&lock);
     struct free_run *r = best_fit(need);
+    if (!r && !may_reserve) {
+        pm_lock_drop(&lock);
+        return 0;
+    }
     if (!r) {
         unmap_clean_locked();
         if (reserve(need * PM_CHUNK))
@@ -451,7 +477,129 @@ static void *take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size
 
 void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty)
 {
-    return take(chunks, align, tag, link, dirty, 0);
+    return take(chunks, align, tag, link, dirty, 0, 1);
+}
+
+/* Partial chunks lie apart from the rest, in a region that starts
+ * REGION_GAP below the lowest address the kernel had handed out when the
+ * first was placed, and goes down from there (`below`, 0 once the region
+ * has run out): the kernel hands out address space from the top of the
+ * highest gap that fits, so the unmapped rests of partial chunks, gaps
+ * themselves, get nothing of others' until the gap above the region is
+ * full.  A place a partial chunk gave back is tried first (`freed`). */
+#define REGION_GAP (4ul << 30)
+#define REGION_TRIES 4
+static uintptr_t below, freed;
+static int region_placed;
+
+/* With the lock held: the first place the region offers where `head`
+ * bytes from its start and `len` from `at` are free, else any the kernel
+ * gives; those bytes mapped there.  NULL when none. */
+static char *place_part(size_t head, size_t at, size_t len)
+{
+    if (!region_placed) {
+        region_placed = 1;
+        char *q = pm_os_map(pm_os_page(), pm_os_page());
+        uintptr_t low = (uintptr_t)q & ~(PM_CHUNK - 1);
+        below = q && low > 2 * REGION_GAP ? low - REGION_GAP : 0;
+        if (q)
+            pm_os_unmap(q, pm_os_page());
+    }
+    uintptr_t s = freed;
+    freed = 0;
+    for (int i = 0; i <= REGION_TRIES; i++) {
+        if (s && pm_os_map_at((void *)s, head)) {
+            if (!len || pm_os_map_at((char *)s + at, len))
+                return (char *)s;
+            pm_os_unmap((void *)s, head);
+        }
+        s = below > REGION_GAP ? below : 0;
+        below = s ? below - PM_CHUNK : 0;
+    }
+    char *p = pm_os_map(head, PM_CHUNK);
+    if (p && len && !pm_os_map_at(p + at, len)) {
+        pm_os_unmap(p, head);
+        p = 0;
+    }
+    return p;
+}
+
+void *pm_pool_take_chunk(size_t head, size_t at, size_t len, int may_reserve, uint32_t tag, uint32_t link,
+                         size_t *dirty, int *partial)
+{
+    *partial = 0;
+    void *p = take(1, PM_CHUNK, tag, link, dirty, 0, may_reserve);
+    if (p)
+        return p;
+    /* Where the pieces cannot be placed apart (valgrind keeps ranges of
+     * its own next to what it hands out), a whole chunk is mapped. */
+    pm_lock_take(&lock);
+    char *s = place_part(head, at, len);
+    *partial = s != 0;
+    if (!s)
+        s = pm_os_map(PM_CHUNK, PM_CHUNK);
+    if (s && ((uintptr_t)s + PM_CHUNK > 1ul << PM_ADDRESS_BITS || !pm_chunk_table_cover((uintptr_t)s, PM_CHUNK))) {
+        pm_os_unmap(s, *partial ? head : PM_CHUNK);
+        if (*partial && len)
+            pm_os_unmap(s + at, len);
+        s = 0;
+    }
+    if (s) {
+        mapped_chunks++;
+        tails += *partial ? PM_CHUNK - head - len : 0;
+        note_peak();
+        pm_count(PM_EV_reserves);
+        tag_taken((uintptr_t)s, 1, tag, link);
+    } else {
+        refused_at = held();
+    }
+    pm_lock_drop(&lock);
+    *dirty = 0;
+    return s;
+}
+
+int pm_pool_grow_chunk(void *at, size_t len)
+{
+    int ok = pm_os_map_at(at, len);
+    pm_lock_take(&lock);
+    if (ok) {
+        tails -= len;
+        note_peak();
+    } else {
+        refused_at = held();
+    }
+    pm_lock_drop(&lock);
+    return ok;
+}
+
+size_t pm_pool_ahead(void)
+{
+    pm_lock_take(&lock);
+    size_t room = !refused_at ? SIZE_MAX : refused_at > held() ? refused_at - held() : 0;
+    pm_lock_drop(&lock);
+    return room;
+}
+
+void pm_pool_unmap_part(void *at, size_t len)
+{
+    pm_lock_take(&lock);
+    tails += len;
+    refused_at -= refused_at < len ? refused_at : len;
+    pm_lock_drop(&lock);
+    pm_os_unmap(at, len);
+}
+
+void pm_pool_put_part(void *base, size_t head, size_t at, size_t len)
+{
+    pm_lock_take(&lock);
+    forget_locked((uintptr_t)base, 1);
+    tails -= PM_CHUNK - head - len;
+    pm_os_unmap(base, head);
+    if (len)
+        pm_os_unmap((char *)base + at, len);
+    freed = (uintptr_t)base;
+    pm_lock_drop(&lock);
+    pm_count(PM_EV_unmaps);
 }
 
 int pm_pool_extend(uintptr_t end, size_t chunks, size_t *dirty)
@@ -472,7 +620,7 @@ int pm_pool_extend(uintptr_t end, size_t chunks, size_t *dirty)
 void *pm_pool_move(void *base, size_t chunks, size_t grown, uint32_t tag, uint32_t link)
 {
     size_t dirty;
-    char *to = take(grown, PM_CHUNK, tag, link, &dirty, chunks);
+    char *to = take(grown, PM_CHUNK, tag, link, &dirty, chunks, 1);
     if (!to)
         return 0;
     pm_lock_take(&lock);
@@ -533,7 +681,8 @@ void pm_pool_census(struct pm_pool_census *out)
 {
     pm_lock_take(&lock);
     out->mapped = mapped_chunks;
-    out->peak = peak_chunks;
+    out->bytes = held();
+    out->peak = peak_bytes;
     out->free = free_chunks;
     out->runs = nruns;
     out->metadata = sizeof blocks + nblocks * BLOCK_BYTES;
@@ -570,7 +719,8 @@ void pm_pool_check(void)
         for (unsigned c = 0; c < CLASSES; c++)
             if (!lists[k][c] != !(nonempty[k] >> c & 1))
                 pm_fatal("pool check", lists[k][c], "class bitmap disagrees with its list");
-    if (chunks != free_chunks || clean != clean_chunks || runs != nruns || free_chunks > mapped_chunks)
+    if (chunks != free_chunks || clean != clean_chunks || runs != nruns || free_chunks > mapped_chunks ||
+        tails > mapped_chunks * PM_CHUNK)
         pm_fatal("pool check", 0, "counts disagree with the runs");
     size_t spares = 0;
     for (const struct free_run *r = spare; r; r = r->next)

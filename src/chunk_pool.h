@@ -29,6 +29,14 @@
  * (a quarter of it, from RESERVE_MIN to RESERVE_MAX in chunk_pool.c), so a
  * small program maps little.
  * A reservation joins the pool as a free run with nothing committed.
+ * A bin that holds few objects, or one that no reservation can serve, gets
+ * a partial chunk instead when the pool has no free run: its 2 MiB of
+ * address space are its own in the chunk table, but only their start is
+ * mapped, and the bin maps more as it carves (pm_pool_grow_chunk), so that
+ * the address space held follows what the bins use, not how many there
+ * are: under an address-space limit (RLIMIT_AS) every mapped byte counts.
+ * A partial chunk never joins the pool: it is unmapped when its bin gives
+ * it back.
  *
  * Every chunk of a reservation is, at any time, in exactly one of: a bin
  * (tag PM_BIN_TAG(bin)), a huge object (PM_TAG_HUGE, PM_TAG_HUGE_BODY),
@@ -46,6 +54,35 @@
  * now, no longer counted as pooled.  NULL when the kernel has no address
  * space to give, even after every free run was unmapped. */
 void *pm_pool_take(size_t chunks, size_t align, uint32_t tag, uint32_t link, size_t *dirty);
+
+/* A chunk for a bin, tagged as by pm_pool_take: from a free run, or from
+ * a new reservation when `may_reserve`, and then *partial is 0; when
+ * neither can be had, a partial chunk, *partial 1, of which only the first
+ * `head` bytes and `len` bytes from `at` on (at >= head, or len 0; all
+ * multiples of the kernel's page) are mapped, or, where those cannot be
+ * placed, a whole one mapped afresh (*partial 0).  *dirty as for
+ * pm_pool_take.  NULL when the kernel has no address space for either. */
+void *pm_pool_take_chunk(size_t head, size_t at, size_t len, int may_reserve, uint32_t tag, uint32_t link,
+                         size_t *dirty, int *partial);
+
+/* Maps [at, at + len) of a partial chunk (multiples of the kernel's page).
+ * 1 if done; 0 when the kernel refuses or another mapping lies there. */
+int pm_pool_grow_chunk(void *at, size_t len);
+
+/* How many bytes partial chunks may map ahead of what they carve: below
+ * the address space held when the kernel last refused a partial chunk
+ * more, unless it has since given more beyond that (SIZE_MAX then).
+ * Under an address-space limit, what one bin maps ahead is what another
+ * is refused. */
+size_t pm_pool_ahead(void);
+
+/* Unmaps [at, at + len) of a chunk the caller holds (multiples of the
+ * kernel's page), which makes it or leaves it partial. */
+void pm_pool_unmap_part(void *at, size_t len);
+
+/* Gives back a partial chunk, whose mapped bytes are the first `head` and
+ * `len` from `at` on: they are unmapped. */
+void pm_pool_put_part(void *base, size_t head, size_t at, size_t len);
 
 /* Takes the `chunks` chunks from `end` on, if they are free, to grow the
  * run that ends there; they are tagged PM_TAG_HUGE_BODY with link 0 (the
@@ -72,10 +109,11 @@ int pm_pool_purge_one(uint32_t before, int force);
  * its bound. */
 int pm_pool_purge_committed(void);
 
-/* Chunks mapped (now, and at most so far), chunks and runs in the pool,
- * and bytes of the pool's records. */
+/* Chunks held (whole or partial), the bytes of them mapped (now, and at
+ * most so far), chunks and runs in the pool, and bytes of the pool's
+ * records. */
 struct pm_pool_census {
-    size_t mapped, peak, free, runs, metadata;
+    size_t mapped, bytes, peak, free, runs, metadata;
 };
 void pm_pool_census(struct pm_pool_census *out);
 

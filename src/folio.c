@@ -56,7 +56,14 @@ struct pm_chunk_header {
     uint32_t purging;  /* empty folios on no list while their pages go back */
     size_t dirty_tail; /* bytes outside the carved folios that may be
                           committed */
-    char pad[512 - 24];
+    /* What is mapped of the chunk: [0, low) and [from, to), from >= low.
+     * A whole chunk: low PM_CHUNK.  A partial one (chunk_pool.h): the
+     * header pages, or more, and, while the pieces do not meet, [from,
+     * to) from the first folio carved on; from and to are PM_CHUNK once
+     * they meet, or when the first folio is close enough to the header
+     * that one piece holds both. */
+    size_t low, from, to;
+    char pad[512 - 48];
     struct pm_folio folios[PM_MAX_FOLIOS];
 };
 _Static_assert(sizeof(struct pm_chunk_header) <= PM_DATA_START, "chunk header too big");
@@ -250,13 +257,138 @@ static struct pm_folio *carved_folio(const struct pm_bin *b, struct pm_chunk_hea
     return &c->folios[(b->first_folio + k) % pm_folios_per_chunk(b)];
 }
 
+static size_t pages_up(size_t bytes)
+{
+    return (bytes + pm_os_page() - 1) & ~(pm_os_page() - 1);
+}
+
+/* The end of the folio carved k-th in a chunk of b, from the chunk's
+ * start. */
+static size_t folio_end(const struct pm_bin *b, uint32_t k)
+{
+    return PM_DATA_START + ((b->first_folio + k) % pm_folios_per_chunk(b) + 1) * pm_folio_bytes(b);
+}
+
+/* The end of the last folio of a chunk of b, in whole pages of the
+ * kernel: what lies after it is never used. */
+static size_t last_end(const struct pm_bin *b)
+{
+    return pages_up(PM_DATA_START + pm_folios_per_chunk(b) * pm_folio_bytes(b));
+}
+
+/* Sets what is mapped of c to [0, low) and [from, to), one piece when
+ * they meet. */
+static void set_pieces(struct pm_chunk_header *c, size_t low, size_t from, size_t to)
+{
+    if (from <= low) {
+        low = to > low ? to : low;
+        from = to = PM_CHUNK;
+    }
+    c->low = low;
+    c->from = from;
+    c->to = to;
+}
+
+/* The least a chunk of b with its first k folios carved (k >= 1) maps,
+ * in whole pages of the kernel: the header pages its folios' records use,
+ * and the folios carved, from the first on to the last, then from the
+ * header's end on.  Its pieces go to *low, *from and *to as in
+ * set_pieces. */
+static void least_pieces(const struct pm_bin *b, uint32_t k, size_t *low, size_t *from, size_t *to)
+{
+    uint32_t n = pm_folios_per_chunk(b), past = b->first_folio + k > n ? b->first_folio + k - n : 0;
+    size_t header = pages_up(offsetof(struct pm_chunk_header, folios) + n * sizeof(struct pm_folio));
+    *low = past ? pages_up(PM_DATA_START + past * pm_folio_bytes(b)) : header;
+    *from = (PM_DATA_START + b->first_folio * pm_folio_bytes(b)) & ~(pm_os_page() - 1);
+    *to = past ? last_end(b) : pages_up(folio_end(b, k - 1));
+    if (*from <= *low) {
+        *low = *to > *low ? *to : *low;
+        *from = *to = PM_CHUNK;
+    }
+}
+
+/* Maps c from *end on, up to `need` at least and `most` at most: as many
+ * bytes as c has mapped, so that a few calls map the chunk of a bin that
+ * fills it (fewer when the pool says so), or, when the kernel refuses
+ * that, up to `need` alone. */
+static int grow(struct pm_chunk_header *c, size_t *end, size_t need, size_t most)
+{
+    size_t ahead = c->low + (c->to - c->from), room = pm_pool_ahead();
+    size_t to = *end + (ahead < room ? ahead : room);
+    to = to < most ? to : most;
+    to = to > need ? to : need;
+    if (!pm_pool_grow_chunk((char *)c + *end, to - *end) &&
+        (to == need || !pm_pool_grow_chunk((char *)c + *end, (to = need) - *end)))
+        return 0;
+    pm_os_hugepage((char *)c + *end, to - *end, 0);
+    *end = to;
+    return 1;
+}
+
+/* Whether the folio c carves next is mapped, mapping more of c if not: the
+ * end of the piece that holds the folios carved last grows, up to where
+ * the next piece or the last folio starts, and joins the next piece when
+ * it reaches it. */
+static int reach(const struct pm_bin *b, struct pm_chunk_header *c)
+{
+    size_t end = folio_end(b, c->carved), start = end - pm_folio_bytes(b), last = last_end(b);
+    if (end <= c->low || (start >= c->from && end <= c->to))
+        return 1;
+    if (start >= c->from)
+        return grow(c, &c->to, pages_up(end), last);
+    size_t most = c->from < last ? c->from : last;
+    if (!grow(c, &c->low, pages_up(end) < most ? pages_up(end) : most, most))
+        return 0;
+    set_pieces(c, c->low, c->from, c->to);
+    return 1;
+}
+
+/* Unmaps [lo, hi) of c but what lies in [0, low) or [from, to); 1 if
+ * that was anything. */
+static int unmap_outside(struct pm_chunk_header *c, size_t lo, size_t hi, size_t low, size_t from, size_t to)
+{
+    int any = 0;
+    lo = lo > low ? lo : low;
+    size_t cut[2][2] = {{lo, hi < from ? hi : from}, {lo > to ? lo : to, hi}};
+    for (int i = 0; i < 2; i++)
+        if (cut[i][0] < cut[i][1]) {
+            pm_pool_unmap_part((char *)c + cut[i][0], cut[i][1] - cut[i][0]);
+            any = 1;
+        }
+    return any;
+}
+
+/* Unmaps what c has mapped beyond the least its first k folios need
+ * (least_pieces): address space no folio holds, mapped ahead of the
+ * carving, or a whole chunk's, or pages of its header.  1 if there was
+ * any. */
+static int trim(const struct pm_bin *b, struct pm_chunk_header *c, uint32_t k)
+{
+    size_t low, from, to;
+    least_pieces(b, k, &low, &from, &to);
+    int any = unmap_outside(c, 0, c->low, low, from, to);
+    if (c->from < PM_CHUNK)
+        any |= unmap_outside(c, c->from, c->to, low, from, to);
+    set_pieces(c, low, from, to);
+    return any;
+}
+
 static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin)
 {
     unsigned lane = pm_folio_lane();
     struct pm_chunk_header **wild = &s->wild[lane], *c = *wild;
-    if (!c || c->carved == pm_folios_per_chunk(b)) {
-        size_t dirty;
-        struct pm_chunk_header *fresh = pm_pool_take(1, PM_CHUNK, PM_BIN_TAG(bin), lane, &dirty);
+    if (!c || c->carved == pm_folios_per_chunk(b) || !reach(b, c)) {
+        /* A bin whose objects not free fill DENSE_CHUNKS chunks is dense
+         * enough that a new chunk is worth one huge page (one fault, one
+         * TLB entry) and a reservation of address space; a sparser one,
+         * however many chunks it holds, would commit a whole chunk for a
+         * few objects, and gets a partial chunk unless the pool has a
+         * whole one free. */
+        int dense = s->taken >= DENSE_CHUNKS * (size_t)b->objs_per_chunk, partial;
+        size_t dirty, low, from, to;
+        least_pieces(b, 1, &low, &from, &to);
+        struct pm_chunk_header *fresh = pm_pool_take_chunk(low, from, to - from, dense && pm_pool_ahead() >= PM_CHUNK,
+                                                           PM_BIN_TAG(bin), lane, &dirty, &partial);
         if (!fresh)
             return 0;
         /* Carving happens only when the bin has no empty folio, so every
@@ -264,15 +396,26 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         PM_ASSERT(!c || c->used + c->purging == c->carved);
         if (c)
             c->wild = 0;
-        /* A bin whose objects not free fill DENSE_CHUNKS chunks is dense
-         * enough that a new chunk is worth one huge page (one fault, one
-         * TLB entry); a sparser one, however many chunks it holds, would
-         * commit a whole chunk for a few objects. */
-        pm_os_hugepage(fresh, PM_CHUNK, pm_huge_pages_for(s->taken >= DENSE_CHUNKS * (size_t)b->objs_per_chunk));
+        int huge = pm_huge_pages_for(dense);
+        if (partial) {
+            pm_os_hugepage(fresh, low, 0);
+            pm_os_hugepage((char *)fresh + from, to - from, 0);
+        } else {
+            pm_os_hugepage(fresh, PM_CHUNK, huge);
+        }
         *wild = c = fresh;
         c->carved = c->used = c->purging = 0;
         c->wild = 1;
         c->dirty_tail = dirty;
+        set_pieces(c, partial ? low : PM_CHUNK, partial ? from : PM_CHUNK, partial ? to : PM_CHUNK);
+        /* A whole chunk from the pool keeps only what a partial one would
+         * map where the kernel has refused address space lately, and
+         * otherwise all but the end after its last folio, unless it is to
+         * be one huge page. */
+        if (!partial && pm_pool_ahead() < PM_CHUNK)
+            trim(b, c, 1);
+        else if (!partial && !huge && unmap_outside(c, 0, PM_CHUNK, last_end(b), PM_CHUNK, PM_CHUNK))
+            set_pieces(c, last_end(b), PM_CHUNK, PM_CHUNK);
         bin_dirty(s, (long)dirty);
         s->chunks++;
         pm_stat_add(&pm_stats_global.chunks, 1);
@@ -325,6 +468,8 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
 struct leaving {
     struct pm_chunk_header *c;
     size_t dirty;
+    size_t low, from, to; /* as in its header */
+    int carved_all;       /* all its folios were carved */
 };
 
 /* With the bin lock held: if chunk c no longer belongs to its bin, takes
@@ -356,13 +501,42 @@ static int leave_bin(struct pm_bin_state *s, const struct pm_bin *b, struct pm_c
     s->carved_folios -= c->carved;
     s->chunks--;
     pm_stat_add(&pm_stats_global.chunks, -1);
-    *out = (struct leaving){c, dirty + PM_DATA_START};
+    *out = (struct leaving){c, dirty + PM_DATA_START, c->low, c->from, c->to,
+                            c->carved == pm_folios_per_chunk(b)};
+    c->carved = 0;
     return 1;
 }
 
-static void to_pool(const struct leaving *l)
+/* Maps what l's chunk has not mapped; 1 if all of it is mapped then.
+ * Whatever it maps, l says. */
+static int complete(struct leaving *l)
 {
-    pm_pool_put(l->c, 1, l->dirty);
+    char *c = (char *)l->c;
+    if (l->from < PM_CHUNK) {
+        if (!pm_pool_grow_chunk(c + l->low, l->from - l->low))
+            return 0;
+        l->low = l->to;
+        l->from = l->to = PM_CHUNK;
+    }
+    if (l->low < PM_CHUNK) {
+        if (!pm_pool_grow_chunk(c + l->low, PM_CHUNK - l->low))
+            return 0;
+        l->low = PM_CHUNK;
+    }
+    return 1;
+}
+
+/* A partial chunk whose folios were all carved lacks only pages no folio
+ * uses: it goes back whole when they can be mapped, for the pool serves
+ * any bin or huge object with it, unless the kernel has refused address
+ * space (pm_pool_ahead): a chunk made whole then would hold more than its
+ * folios did.  Another goes back to the kernel. */
+static void to_pool(struct leaving *l)
+{
+    if (l->low == PM_CHUNK || (l->carved_all && pm_pool_ahead() == SIZE_MAX && complete(l)))
+        pm_pool_put(l->c, 1, l->dirty);
+    else
+        pm_pool_put_part(l->c, l->low, l->from, l->to - l->from);
 }
 
 /* Uncommits the oldest dirty folio of bin if it became empty before
@@ -408,6 +582,30 @@ int pm_folio_purge_one(uint32_t before, int force)
     return 0;
 }
 
+/* trim for every chunk of every bin, found through the chunk table, with
+ * its bin's lock held; 1 if any address space went back.  A chunk whose
+ * tag still names its bin after it left (leave_bin) has no carved folios
+ * and is passed by. */
+static int trim_all(void)
+{
+    int any = 0;
+    for (uintptr_t t = 0; t < 1ul << PM_TOP_BITS; t++) {
+        if (!__atomic_load_n(&pm_chunk_table.top[t], __ATOMIC_ACQUIRE))
+            continue;
+        for (uintptr_t a = t << PM_LEAF_SHIFT; a < (t + 1) << PM_LEAF_SHIFT; a += PM_CHUNK) {
+            unsigned bin = pm_bin_of_tag(pm_chunk_read(pm_chunk_at(a)).tag);
+            if (bin >= PM_NBINS)
+                continue;
+            struct pm_chunk_header *c = (struct pm_chunk_header *)a;
+            pm_lock_take(bin_lock(bin));
+            if (pm_bin_of_tag(pm_chunk_read(pm_chunk_at(a)).tag) == bin && c->carved)
+                any |= trim(&pm_bins[bin], c, c->carved);
+            pm_lock_drop(bin_lock(bin));
+        }
+    }
+    return any;
+}
+
 /* Objects taken under the lock, linked after it is dropped so that page
  * faults on fresh folios happen outside the critical section. */
 struct claim {
@@ -416,34 +614,30 @@ struct claim {
 };
 #define MAX_CLAIMS 64
 
-void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
+/* With the bin lock held: takes up to *need objects of bin into claims,
+ * counting them off *need; returns how many claims. */
+static unsigned claim_objects(struct pm_bin_state *s, const struct pm_bin *b, unsigned bin, unsigned *need,
+                              struct claim *claims, int *grew)
 {
-    const struct pm_bin *b = &pm_bins[bin];
-    struct pm_bin_state *s = &bins[bin];
-    struct claim claims[MAX_CLAIMS];
-    unsigned nclaims = 0, need = want;
-    int grew = 0;
-    __builtin_prefetch(s, 1);
-    pm_count_bin(bin, PM_EV_folio_allocs);
-    pm_lock_take(bin_lock(bin));
-    while (need && nclaims < MAX_CLAIMS) {
-        struct pm_folio *f = take_folio(s, b, bin, &grew);
+    unsigned nclaims = 0;
+    while (*need && nclaims < MAX_CLAIMS) {
+        struct pm_folio *f = take_folio(s, b, bin, grew);
         if (!f)
             break;
         char *data = folio_data(b, f);
         unsigned words = words_of(b);
-        for (unsigned w = 0; w < words && need && nclaims < MAX_CLAIMS; w++) {
+        for (unsigned w = 0; w < words && *need && nclaims < MAX_CLAIMS; w++) {
             uint64_t bits = f->free_bits[w], take = bits;
             if (!bits)
                 continue;
             unsigned n = (unsigned)__builtin_popcountll(bits);
-            if (n > need) {
+            if (n > *need) {
                 take = 0;
-                for (unsigned i = 0; i < need; i++) {
+                for (unsigned i = 0; i < *need; i++) {
                     take |= bits & -bits;
                     bits &= bits - 1;
                 }
-                n = need;
+                n = *need;
             }
             f->free_bits[w] &= ~take;
             if (words == 1) {
@@ -451,12 +645,35 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
                 f->released &= ~take;
             }
             f->nfree -= n;
-            need -= n;
+            *need -= n;
             claims[nclaims].base = data + (size_t)w * 64 * b->size;
             claims[nclaims++].mask = take;
         }
         if (f->nfree)
             partial_push(s, b, f, 0);
+    }
+    return nclaims;
+}
+
+void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
+{
+    const struct pm_bin *b = &pm_bins[bin];
+    struct pm_bin_state *s = &bins[bin];
+    struct claim claims[MAX_CLAIMS];
+    unsigned need = want;
+    int grew = 0;
+    __builtin_prefetch(s, 1);
+    pm_count_bin(bin, PM_EV_folio_allocs);
+    pm_lock_take(bin_lock(bin));
+    unsigned nclaims = claim_objects(s, b, bin, &need, claims, &grew);
+    /* Nothing to be had: what chunks mapped beyond their folios may hold
+     * the folio the kernel refused. */
+    if (!nclaims) {
+        pm_lock_drop(bin_lock(bin));
+        int any = trim_all();
+        pm_lock_take(bin_lock(bin));
+        if (any)
+            nclaims = claim_objects(s, b, bin, &need, claims, &grew);
     }
     __atomic_store_n(&s->taken, s->taken + (want - need), __ATOMIC_RELAXED);
     pm_lock_drop(bin_lock(bin));

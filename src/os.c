@@ -45,30 +45,70 @@ size_t pm_os_page(void)
     return p;
 }
 
+/* Linux 4.17 and later; an older kernel takes the flag for a plain hint,
+ * which map_at sees in the address it gets back. */
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define MAP_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
+
+/* Maps [at, at + size) if none of it is mapped; 1 if done. */
+static int map_at(void *at, size_t size)
+{
+    void *p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED)
+        return 0;
+    if (p != at) {
+        munmap(p, size);
+        return 0;
+    }
+    return 1;
+}
+
+/* Each way asks for no more address space than size, but the last, which
+ * needs size + align less a page for a moment: under RLIMIT_AS that may
+ * fail where size would not.  The kernel hands out address space
+ * downwards, from the top of the highest gap that fits, so the gap the
+ * first try landed in most often goes on below it: the same size at the
+ * aligned address below comes next. */
 void *pm_os_map(size_t size, size_t align)
 {
     int saved = errno;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_FLAGS, -1, 0);
     if (p == MAP_FAILED) {
         errno = saved;
         return NULL;
     }
     if (((uintptr_t)p & (align - 1)) == 0)
         return p;
-    /* Not aligned: map again with room to trim to an aligned range. */
     munmap(p, size);
+    char *a = (char *)((uintptr_t)p & ~(uintptr_t)(align - 1));
+    if (map_at(a, size)) {
+        errno = saved;
+        return a;
+    }
     size_t span = size + align - PM_PAGE;
-    char *q = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *q = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_FLAGS, -1, 0);
     if (q == MAP_FAILED) {
         errno = saved;
         return NULL;
     }
-    char *a = (char *)(((uintptr_t)q + align - 1) & ~(uintptr_t)(align - 1));
+    a = (char *)(((uintptr_t)q + align - 1) & ~(uintptr_t)(align - 1));
     if (a > q)
         munmap(q, a - q);
     if (q + span > a + size)
         munmap(a + size, q + span - (a + size));
+    errno = saved;
     return a;
+}
+
+int pm_os_map_at(void *at, size_t size)
+{
+    int saved = errno;
+    int ok = map_at(at, size);
+    errno = saved;
+    return ok;
 }
 
 void pm_os_unmap(void *p, size_t size)
@@ -118,8 +158,7 @@ void pm_os_uncommit(void *p, size_t size)
         if (pm_likely(kind != DONTNEED_IGNORED))
             madvise((void *)in_lo, in_hi - in_lo, MADV_DONTNEED);
         else
-            mmap((void *)in_lo, in_hi - in_lo, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+            mmap((void *)in_lo, in_hi - in_lo, PROT_READ | PROT_WRITE, MAP_FLAGS | MAP_FIXED, -1, 0);
     }
     errno = saved;
 }

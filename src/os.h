@@ -23,8 +23,13 @@
 size_t pm_os_page(void);
 
 /* size bytes aligned to align (a power of two, at least a page); NULL when
- * the kernel refuses. */
+ * the kernel refuses.  An aligned place is sought without mapping more
+ * than size first, so that a request fits under an address-space limit
+ * whenever size does and the kernel has such a place free. */
 void *pm_os_map(size_t size, size_t align);
+/* Maps [at, at + size) (at and size multiples of the kernel's page) if
+ * none of it is mapped yet; 1 if done, 0 (nothing changed) otherwise. */
+int pm_os_map_at(void *at, size_t size);
 void pm_os_unmap(void *p, size_t size);
 void pm_os_uncommit(void *p, size_t size);
 /* Whether touching [p, p + size) may fault in transparent huge pages; the

@@ -80,8 +80,8 @@ void pm_stats_take(struct pm_snapshot *s)
     t->committed = t->active + t->dirty;
     struct pm_pool_census pool;
     pm_pool_census(&pool);
-    t->mapped = pool.mapped * PM_CHUNK;
-    t->peak_mapped = pool.peak * PM_CHUNK;
+    t->mapped = pool.bytes;
+    t->peak_mapped = pool.peak;
     t->pooled = pool.free * PM_CHUNK;
     t->metadata = pm_folio_metadata() + pm_cache_metadata() + pm_chunk_table_metadata() +
                   pool.metadata + t->threads * sizeof(struct pm_thread_cache);

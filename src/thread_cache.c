@@ -10,6 +10,7 @@
 #include "guard.h"
 #include "heap_profile.h"
 #include "lock.h"
+#include "purge.h"
 
 /* Every list starts empty: its head the list end, never NULL. */
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec"))) = {
@@ -253,7 +254,7 @@ static void *hand_over(struct pm_tbin *t, unsigned bin, void *list, unsigned n, 
 
 /* The general refill: a thread that is not live, sampling, a list from
  * the levels below.  site: the return address a sampled object records. */
-static __attribute__((noinline)) void *refill(unsigned bin, const char *call, void *site)
+static void *refill_once(unsigned bin, const char *call, void *site)
 {
     unsigned n = pm_bins[bin].batch;
     if (pm_unlikely(pm_tc.state != TC_LIVE)) {
@@ -297,6 +298,22 @@ static __attribute__((noinline)) void *refill(unsigned bin, const char *call, vo
         n = most;
     }
     return open ? hand_over(t, bin, list, n, call) : first_out(list, bin, 1);
+}
+
+/* refill_once; where that finds no memory, everything this thread and the
+ * CPU and global levels hold goes back to the folios, and every empty
+ * folio, chunk and free run to the kernel, so that memory freed in any
+ * size serves this one, and then it is tried once more. */
+static __attribute__((noinline)) void *refill(unsigned bin, const char *call, void *site)
+{
+    void *p = refill_once(bin, call, site);
+    if (!p) {
+        tc_release();
+        pm_cache_drain();
+        pm_purge_all();
+        p = refill_once(bin, call, site);
+    }
+    return p;
 }
 
 /* The bin of t, one of this thread's bins' entries. */

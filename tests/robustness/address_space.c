@@ -14,7 +14,11 @@
  *  - a huge object grown in place by realloc and freed leaves the
  *    footprint's high-water mark sane (it used to wrap below zero);
  *  - a pointer into a chunk that went back to the pool, or to the kernel,
- *    is reported as freed. */
+ *    is reported as freed;
+ *  - glibc's tst-dynarray-fail, in a fresh process: under a limit of the
+ *    footprint plus 2 MiB, sizes not asked for before are served, and
+ *    arrays grown until realloc fails and heaps filled until malloc fails
+ *    leave, once freed, room for what the test allocates next. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include "malloc_ext.h"
@@ -240,6 +244,69 @@ static void free_into_pooled_chunk(const void *arg)
     free(opaque_ptr(p + 2 * MiB));
 }
 
+/* tst-dynarray-fail's fill_heap: objects of a page and a word, then of a
+ * word, until malloc fails. */
+static void *fill_heap(void)
+{
+    void *head = NULL;
+    for (size_t pad = 4096;;) {
+        void **p = malloc(sizeof(void *) + pad);
+        if (!p && pad) {
+            pad = 0;
+            continue;
+        }
+        if (!p)
+            return head;
+        *p = head;
+        head = p;
+    }
+}
+
+static int dynarray_run(void)
+{
+    free(malloc(16));
+    limit_address_space(2 * MiB);
+    static const size_t fresh[] = {40, 200, 1000, 3000, 9000, 40000};
+    void *p[sizeof fresh / sizeof fresh[0]];
+    for (size_t k = 0; k < sizeof fresh / sizeof fresh[0]; k++)
+        CHECK_MSG((p[k] = malloc(fresh[k])), "malloc(%zu), a new size, failed under the footprint plus 2 MiB",
+                  fresh[k]);
+    for (size_t k = 0; k < sizeof fresh / sizeof fresh[0]; k++)
+        free(p[k]);
+    for (int round = 0; round < 3; round++) {
+        int *a = NULL;
+        for (size_t n = 16;; n *= 2) {
+            int *b = realloc(a, n * sizeof *a);
+            if (!b)
+                break;
+            a = b;
+            a[n - 1] = 1;
+        }
+        free(a);
+        free_list(fill_heap());
+        int *ints = malloc(10000 * sizeof *ints);
+        char **strs = malloc(1000 * sizeof *strs);
+        CHECK_MSG(ints && strs, "round %d: 10000 ints and 1000 pointers after the heap was freed", round);
+        for (int i = 0; i < 1000; i++)
+            CHECK_MSG((strs[i] = strdup("placeholder")), "round %d: strdup %d after the heap was freed", round, i);
+        void *heap = fill_heap();
+        CHECK_MSG(!realloc(ints, 20000 * sizeof *ints), "round %d: realloc grew into a full heap", round);
+        free_list(heap);
+        for (int i = 0; i < 1000; i++)
+            free(strs[i]);
+        free(strs);
+        free(ints);
+    }
+    return 0;
+}
+
+static void start_dynarray(const void *arg)
+{
+    (void)arg;
+    execl(self, self, "--dynarray", (char *)NULL);
+    CHECK_MSG(0, "exec %s: %s", self, strerror(errno));
+}
+
 static void expect_ok(const char *name, void (*fn)(const void *), const void *arg)
 {
     struct child_outcome o;
@@ -262,6 +329,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--limited"))
         return limited_run();
+    if (argc > 1 && !strcmp(argv[1], "--dynarray"))
+        return dynarray_run();
     self = argv[0];
     int as = RLIMIT_AS, data = RLIMIT_DATA;
     expect_ok("start-up, 16 threads and allocation to ENOMEM under ulimit -v 200 MiB",
@@ -274,5 +343,6 @@ int main(int argc, char **argv)
     expect_ok("a huge realloc in place keeps the footprint true", huge_realloc_footprint, NULL);
     expect_freed("free into a chunk given back to the pool", free_into_pooled_chunk);
     expect_freed("free into a chunk given back to the kernel", free_into_returned_chunk);
+    expect_ok("tst-dynarray-fail's shape: the footprint plus 2 MiB, then new sizes", start_dynarray, NULL);
     return 0;
 }
