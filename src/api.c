@@ -46,7 +46,7 @@ static void *alloc_aligned(size_t align, size_t size, const char *call)
 {
     if (align <= PM_ALIGN)
         return pm_alloc(size, call);
-    if (size <= PM_LOOKUP_MAX) {
+    if (size && size <= PM_LOOKUP_MAX) {
         unsigned bin = pm_bin_of_small(size);
         if (align <= 1ul << pm_bins[bin].align_log)
             return pm_tc_pop(bin, call);

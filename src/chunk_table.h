@@ -65,9 +65,11 @@ enum {
     PM_TAG_FREE = 0x30000,      /* a chunk of a free run */
     PM_TAG_GONE = 0x40000,      /* a chunk given back to the kernel: only a
                                    freed pointer of primalloc's can name it */
+    PM_TAG_ZERO = 0x50000,      /* inaccessible addresses of zero-size
+                                   objects (zero.h) */
 };
 _Static_assert(PM_BIN_TAG(PM_NBINS - 1) < 0x10000 &&
-                   !((PM_TAG_HUGE | PM_TAG_HUGE_BODY | PM_TAG_FREE | PM_TAG_GONE) & 0xffff),
+                   !((PM_TAG_HUGE | PM_TAG_HUGE_BODY | PM_TAG_FREE | PM_TAG_GONE | PM_TAG_ZERO) & 0xffff),
                "a tag's low 16 bits are a bin's tag or 0");
 
 /* The zero leaf comes first, so that the table's own address is the base

@@ -326,23 +326,30 @@ void pm_os_protect_none(void *p, size_t size)
     errno = saved;
 }
 
-static void (*fault_handler)(void *addr, uintptr_t pc, int wrote);
+#define FAULT_HANDLERS 2
+static void (*fault_handlers[FAULT_HANDLERS])(void *addr, uintptr_t pc, int wrote);
 static struct sigaction fault_before;
 
 static void on_segv(int sig, siginfo_t *info, void *context)
 {
     (void)sig;
     const ucontext_t *uc = context;
-    fault_handler(info->si_addr, PM_ARCH_CONTEXT_PC(uc), PM_ARCH_CONTEXT_WROTE(uc));
+    for (int i = 0; i < FAULT_HANDLERS; i++) {
+        void (*h)(void *, uintptr_t, int) = __atomic_load_n(&fault_handlers[i], __ATOMIC_ACQUIRE);
+        if (h)
+            h(info->si_addr, PM_ARCH_CONTEXT_PC(uc), PM_ARCH_CONTEXT_WROTE(uc));
+    }
     sigaction(SIGSEGV, &fault_before, 0);
 }
 
 void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc, int wrote))
 {
-    static int installed;
+    static int added, installed;
+    int i = __atomic_fetch_add(&added, 1, __ATOMIC_ACQ_REL);
+    PM_ASSERT(i < FAULT_HANDLERS);
+    __atomic_store_n(&fault_handlers[i], on_fault, __ATOMIC_RELEASE);
     if (__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL))
         return;
-    fault_handler = on_fault;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;

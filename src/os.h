@@ -121,10 +121,13 @@ static inline int pm_os_due(uint32_t *next, uint32_t now, uint32_t period)
 /* Makes [p, p + size), whole pages of the kernel's, inaccessible: any
  * access faults. */
 void pm_os_protect_none(void *p, size_t size);
-/* Installs on_fault for SIGSEGV, once.  It runs with the faulting address,
- * the faulting instruction's (0 where arch.h cannot tell) and whether it
- * wrote (1), read (0) or arch.h cannot tell (-1), in the signal handler and returns only if the fault is not its own: the
- * handler then puts back the action found at installation and returns, so
+/* Adds on_fault to the SIGSEGV handlers, each caller once (the guard
+ * pages and the zero-size objects: two at most), and installs the action
+ * that runs them with the first.  Each runs in the signal handler with
+ * the faulting address, the faulting instruction's (0 where arch.h cannot
+ * tell) and whether it wrote (1), read (0) or arch.h cannot tell (-1),
+ * and returns only if the fault is not its own: when none claims it, the
+ * handler puts back the action found at installation and returns, so
  * that the access faults again under it. */
 void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc, int wrote));
 

@@ -44,7 +44,8 @@ extern const uint8_t pm_pow2_bin_by_log[PM_POW2_MAX_LOG + 1];
 #pragma GCC visibility pop
 
 /* Bins for requests up to PM_LOOKUP_MAX (small and medium), times
- * PM_BIN_STRIDE. */
+ * PM_BIN_STRIDE; PM_NBINS for 0, the thread cache's zero entry
+ * (zero.h), which pm_bin_of_small's callers never pass. */
 static inline unsigned pm_scaled_bin_of_small(size_t size)
 {
     PM_ASSERT(size <= PM_LOOKUP_MAX);

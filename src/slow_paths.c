@@ -10,6 +10,7 @@
 #include "large.h"
 #include "sizeclass.h"
 #include "thread_cache.h"
+#include "zero.h"
 
 long pm_big_weight(size_t size)
 {
@@ -30,7 +31,7 @@ struct pm_where pm_locate(void *p, const char *call, const char *freed)
     struct pm_chunk_entry *e = pm_chunk_entry_of(a);
     uint32_t tag = e ? e->tag : 0;
     unsigned bin = pm_bin_of_tag(tag);
-    struct pm_where w = {PM_NBINS, p, 0, 0, 0, 0};
+    struct pm_where w = {PM_NBINS, p, 0, 0, 0, 0, 0};
     if (bin < PM_NBINS) {
         w.bin = bin;
         const struct pm_bin *b = &pm_bins[w.bin];
@@ -64,6 +65,11 @@ struct pm_where pm_locate(void *p, const char *call, const char *freed)
         w.huge = e;
         w.usable = pm_huge_usable(e);
         return w;
+    case PM_TAG_ZERO:
+        if (!pm_zero_live(p, call))
+            pm_fatal(call, p, freed);
+        w.zero = 1;
+        return w;
     case PM_TAG_FREE:
     case PM_TAG_GONE:
         pm_fatal(call, p, freed);
@@ -76,6 +82,10 @@ struct pm_where pm_locate(void *p, const char *call, const char *freed)
 
 void pm_release(void *p, const struct pm_where *w, const char *call, void *site)
 {
+    if (w->zero) {
+        pm_zero_free(p, call);
+        return;
+    }
     if (w->guarded) {
         pm_guard_free(p, call, site);
         return;

@@ -66,6 +66,7 @@ struct pm_where {
     size_t usable;             /* bytes from p to the end of the object */
     struct pm_chunk_entry *huge;
     int guarded;               /* an object on a guard page (guard.h) */
+    int zero;                  /* a zero-size object (zero.h) */
 };
 
 /* What p is; anything that is not a live object's start ends in pm_fatal

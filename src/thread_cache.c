@@ -10,11 +10,12 @@
 #include "guard.h"
 #include "heap_profile.h"
 #include "lock.h"
+#include "zero.h"
 #include "purge.h"
 
 /* Every list starts empty: its head the list end, never NULL. */
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec"))) = {
-    .bins = {[0 ... PM_NBINS - 1] = {.head = PM_LIST_END}}};
+    .bins = {[0 ... PM_NBINS - 1] = {.head = PM_LIST_END}}, .zero = {.head = PM_LIST_END}};
 
 enum { TC_NEW, TC_LIVE, TC_DEAD };
 
@@ -332,6 +333,12 @@ static _Noreturn void corrupt(const void *p, const char *call)
 
 void *pm_tc_refill(pm_tbin_fs *t, const char *call)
 {
+    if (pm_unlikely(t == pm_tc_scaled(PM_NBINS * PM_BIN_STRIDE))) {
+        void *p = pm_zero_alloc();
+        if (!p)
+            errno = ENOMEM;
+        return p;
+    }
     if (t->head != PM_LIST_END)
         corrupt(t->head, call);
     check_sometimes();

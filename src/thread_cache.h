@@ -65,6 +65,9 @@ struct pm_homeward {
 struct pm_thread_cache {
     struct pm_tbin none;
     struct pm_tbin bins[PM_NBINS];
+    struct pm_tbin zero; /* size 0's entry, bins[PM_NBINS] to the size
+                            table: its list is always empty, so that its
+                            pop goes to pm_tc_refill (zero.h) */
     void *spares[PM_NBINS]; /* a full batch of each bin, or NULL */
     uint64_t spread; /* pm_tc_spread */
     uint32_t state;
@@ -95,6 +98,8 @@ extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-e
  * architecture layer addresses thread variables (arch.h). */
 _Static_assert(offsetof(struct pm_thread_cache, bins) == sizeof(struct pm_tbin),
                "the entry at offset t of pm_tc is tag t's");
+_Static_assert(offsetof(struct pm_thread_cache, zero) == (PM_NBINS + 1) * sizeof(struct pm_tbin),
+               "the size table's PM_NBINS is the zero entry");
 typedef struct pm_tbin PM_ARCH_TP pm_tbin_fs;
 static inline pm_tbin_fs *pm_tc_at(uintptr_t at)
 {
@@ -113,7 +118,7 @@ static inline pm_tbin_fs *pm_tc_entry(unsigned tag)
  * instructions that use it. */
 static inline pm_tbin_fs *pm_tc_scaled(unsigned scaled)
 {
-    PM_ASSERT(scaled % PM_BIN_STRIDE == 0 && scaled / PM_BIN_STRIDE < PM_NBINS);
+    PM_ASSERT(scaled % PM_BIN_STRIDE == 0 && scaled / PM_BIN_STRIDE <= PM_NBINS);
     return pm_tc_at(scaled) + 1;
 }
 
@@ -124,7 +129,7 @@ static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
 
 /* What pm_tc_take could not do: refills t's list when it is empty, and
  * otherwise reports its head, whose link failed its check or which lacks
- * the mark, and aborts.  t: the bin's entry, from pm_tc_bin; call: the
+ * the mark, and aborts; for the zero entry, a zero-size object.  t: the bin's entry, from pm_tc_bin; call: the
  * API function, named in the report.  The bin is found from t, so that
  * malloc's fast path need not keep it for the call. */
 void *pm_tc_refill(pm_tbin_fs *t, const char *call);

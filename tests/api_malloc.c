@@ -59,6 +59,34 @@ static void zero_size_is_unique(void)
         API(free)(p[i]);
 }
 
+/* Freed zero-size objects' addresses serve again: 50 rounds of 20,000
+ * live malloc(0)s, each round freed before the next, stay within two
+ * 2 MiB regions, where addresses never handed out twice would take
+ * eight. */
+static void zero_size_addresses_come_back(void)
+{
+    enum { N = 20000, ROUNDS = 50, REGIONS = 2 };
+    static void *p[N];
+    uintptr_t seen[REGIONS + 1];
+    unsigned regions = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < N; i++) {
+            p[i] = API(malloc)(opaque(0));
+            CHECK(p[i] != NULL);
+            uintptr_t region = (uintptr_t)p[i] >> 21;
+            unsigned k = 0;
+            while (k < regions && seen[k] != region)
+                k++;
+            if (k == regions) {
+                CHECK_MSG(regions < REGIONS, "round %d: malloc(0) = %p, in a third 2 MiB region", r, p[i]);
+                seen[regions++] = region;
+            }
+        }
+        for (int i = 0; i < N; i++)
+            API(free)(p[i]);
+    }
+}
+
 static void impossible_sizes_fail_with_enomem(void)
 {
     const size_t sizes[] = {
@@ -80,6 +108,7 @@ int main(void)
     API(free_sized)(NULL, 0);
     CHECK_EQ(API(malloc_usable_size)(NULL), 0);
     zero_size_is_unique();
+    zero_size_addresses_come_back();
     for (size_t n = 0; n <= 1024; n++)
         usable_and_writable(n, 4);
     for (size_t i = 0; i < n_edge_sizes; i++)

@@ -284,7 +284,7 @@ int main(int argc, char **argv)
     fprintf(f, "\n#define PM_SCALED_BIN_BY_16_INIT {");
     for (unsigned long i = 0; i <= (lookup_max + 15) / 16; i++)
         fprintf(f, "%s%d,", i % 16 ? "" : " \\\n   ",
-                smallest_fit(i ? i * 16 : 1, SMALL, MEDIUM) * PM_BIN_STRIDE);
+                (i ? smallest_fit(i * 16, SMALL, MEDIUM) : nbins) * PM_BIN_STRIDE);
     fprintf(f, " }\n\n#define PM_LARGE_BIN_BY_PAGES_INIT {");
     for (unsigned long p = 0; p <= PM_LARGE_MAX_PAGES; p++)
         fprintf(f, "%s%d,", p % 32 ? "" : " \\\n   ",

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Memory errors of the kinds glibc's checks catch: overflows into a free
  * neighbour, writes after free, underflows and overflows reaching a large
- * object's canary, a free of a pointer inside an object.  `memory_errors
+ * object's canary, a free of a pointer inside an object, any access to
+ * a zero-size object and its double free.  `memory_errors
  * CASE` runs one case in a child, which must die of SIGABRT after exactly
  * one line "primalloc: <call>(0x<ptr>): <what>", ptr being the pointer the
  * case announces; with no argument it lists the cases.  The guard_ cases
@@ -148,6 +149,27 @@ static void double_free_interleaved(const void *arg)
     free(opaque_ptr(p));
 }
 
+/* arg: what to do with malloc(0)'s object, a distinct address in an
+ * inaccessible chunk: read it, write it, write it after its free, or
+ * free it twice. */
+enum { ZERO_READ, ZERO_WRITE, ZERO_WRITE_AFTER_FREE, ZERO_FREE_TWICE };
+
+static void zero_size_misuse(const void *arg)
+{
+    const size_t *s = arg;
+    volatile char *p = malloc(opaque(0));
+    CHECK(p);
+    child_announce((void *)p);
+    if (s[0] >= ZERO_WRITE_AFTER_FREE)
+        free(opaque_ptr((void *)p));
+    if (s[0] == ZERO_READ)
+        (void)p[0];
+    else if (s[0] == ZERO_FREE_TWICE)
+        free(opaque_ptr((void *)p));
+    else
+        p[0] = 'A';
+}
+
 /* arg: byte written over a freed large object, which the next malloc of
  * its size takes back. */
 static void large_after_free(const void *arg)
@@ -242,6 +264,10 @@ static const struct error_case cases[] = {
     {"large_underflow_32_only", large_underflow, {32, 1}, "free", BEFORE},
     {"small_double_free_interleaved", double_free_interleaved, {SMALL}, "free", DOUBLE},
     {"medium_double_free_interleaved", double_free_interleaved, {MEDIUM}, "free", DOUBLE},
+    {"zero_size_read", zero_size_misuse, {ZERO_READ}, "access", "read of a zero-size object"},
+    {"zero_size_write", zero_size_misuse, {ZERO_WRITE}, "access", "write to a zero-size object"},
+    {"zero_size_write_after_free", zero_size_misuse, {ZERO_WRITE_AFTER_FREE}, "access", "write to a zero-size object"},
+    {"zero_size_double_free", zero_size_misuse, {ZERO_FREE_TWICE}, "free", DOUBLE},
     {"large_write_after_free", large_after_free, {'A'}, "malloc", AFTER_FREE},
     {"large_zero_after_free", large_after_free, {0}, "malloc", AFTER_FREE},
     {"large_overflow_1m_memcpy", large_overflow, {0}, "free", BEFORE},

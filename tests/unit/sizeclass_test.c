@@ -92,7 +92,9 @@ static void test_bins(void)
 
 static void test_lookup(void)
 {
-    for (size_t s = 0; s <= PM_LOOKUP_MAX; s++) {
+    /* Size 0 goes to the thread cache's zero entry (src/zero.h). */
+    CHECK(pm_bin_of_small(0) == PM_NBINS);
+    for (size_t s = 1; s <= PM_LOOKUP_MAX; s++) {
         unsigned bin = pm_bin_of_small(s);
         CHECK(bin < PM_FIRST_LARGE_BIN);
         CHECK(pm_bins[bin].size >= s && pm_bins[bin].kind != PM_POW2);
