@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "folio.h"
+#include "access_fault.h"
 #include "canary.h"
 #include "chunk_pool.h"
 #include "chunk_table.h"
@@ -391,6 +392,7 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
                                                            PM_BIN_TAG(bin), lane, &dirty, &partial);
         if (!fresh)
             return 0;
+        pm_access_fault_watch();
         /* Carving happens only when the bin has no empty folio, so every
          * folio of the chunk it leaves holds objects. */
         PM_ASSERT(!c || c->used + c->purging == c->carved);

@@ -55,7 +55,7 @@ void pm_guard_init(void)
             cells = (uint16_t *)(m + PM_GUARD_OBJECTS * sizeof *records);
             for (nunused = 0; nunused < PM_GUARD_OBJECTS; nunused++)
                 unused[nunused] = (uint16_t)(PM_GUARD_OBJECTS - 1 - nunused);
-            pm_os_on_fault(on_fault);
+            pm_os_on_fault(PM_FAULT_GUARD, on_fault);
             __atomic_store_n(&pm_guard_rate, rate, __ATOMIC_RELEASE);
         }
         __atomic_store_n(&done, 1, __ATOMIC_RELEASE);

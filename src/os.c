@@ -326,15 +326,14 @@ void pm_os_protect_none(void *p, size_t size)
     errno = saved;
 }
 
-#define FAULT_HANDLERS 2
-static void (*fault_handlers[FAULT_HANDLERS])(void *addr, uintptr_t pc, int wrote);
+static void (*fault_handlers[PM_FAULT_HANDLERS])(void *addr, uintptr_t pc, int wrote);
 static struct sigaction fault_before;
 
 static void on_segv(int sig, siginfo_t *info, void *context)
 {
     (void)sig;
     const ucontext_t *uc = context;
-    for (int i = 0; i < FAULT_HANDLERS; i++) {
+    for (int i = 0; i < PM_FAULT_HANDLERS; i++) {
         void (*h)(void *, uintptr_t, int) = __atomic_load_n(&fault_handlers[i], __ATOMIC_ACQUIRE);
         if (h)
             h(info->si_addr, PM_ARCH_CONTEXT_PC(uc), PM_ARCH_CONTEXT_WROTE(uc));
@@ -342,12 +341,11 @@ static void on_segv(int sig, siginfo_t *info, void *context)
     sigaction(SIGSEGV, &fault_before, 0);
 }
 
-void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc, int wrote))
+void pm_os_on_fault(enum pm_fault_handler which, void (*on_fault)(void *addr, uintptr_t pc, int wrote))
 {
-    static int added, installed;
-    int i = __atomic_fetch_add(&added, 1, __ATOMIC_ACQ_REL);
-    PM_ASSERT(i < FAULT_HANDLERS);
-    __atomic_store_n(&fault_handlers[i], on_fault, __ATOMIC_RELEASE);
+    static int installed;
+    PM_ASSERT(which < PM_FAULT_HANDLERS && !fault_handlers[which]);
+    __atomic_store_n(&fault_handlers[which], on_fault, __ATOMIC_RELEASE);
     if (__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL))
         return;
     struct sigaction sa;

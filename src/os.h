@@ -121,15 +121,17 @@ static inline int pm_os_due(uint32_t *next, uint32_t now, uint32_t period)
 /* Makes [p, p + size), whole pages of the kernel's, inaccessible: any
  * access faults. */
 void pm_os_protect_none(void *p, size_t size);
-/* Adds on_fault to the SIGSEGV handlers, each caller once (the guard
- * pages and the zero-size objects: two at most), and installs the action
- * that runs them with the first.  Each runs in the signal handler with
+/* The SIGSEGV handlers, in the order they run. */
+enum pm_fault_handler { PM_FAULT_GUARD, PM_FAULT_CHUNKS, PM_FAULT_HANDLERS };
+
+/* Makes on_fault handler `which`, each once, and installs the action that
+ * runs them with the first.  Each runs in the signal handler with
  * the faulting address, the faulting instruction's (0 where arch.h cannot
  * tell) and whether it wrote (1), read (0) or arch.h cannot tell (-1),
  * and returns only if the fault is not its own: when none claims it, the
  * handler puts back the action found at installation and returns, so
  * that the access faults again under it. */
-void pm_os_on_fault(void (*on_fault)(void *addr, uintptr_t pc, int wrote));
+void pm_os_on_fault(enum pm_fault_handler which, void (*on_fault)(void *addr, uintptr_t pc, int wrote));
 
 /* Starts a detached thread running fn, on a small stack and with every
  * signal blocked, so that the program's signals never land on it.

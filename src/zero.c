@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "zero.h"
 #include <stdint.h>
+#include "access_fault.h"
 #include "chunk_table.h"
 #include "layout.h"
 #include "os.h"
@@ -29,16 +30,6 @@ static size_t readable(void)
     return (sizeof(struct zero_chunk) + page - 1) & ~(page - 1);
 }
 
-/* In the signal handler: the entry is read as it stands, without a lock.
- * Only the addresses of a zero chunk are this handler's faults. */
-static void on_fault(void *addr, uintptr_t pc, int wrote)
-{
-    (void)pc;
-    struct pm_chunk_entry *e = pm_chunk_entry_of((uintptr_t)addr);
-    if (e && pm_chunk_read(e).tag == PM_TAG_ZERO)
-        pm_fatal("access", addr, wrote > 0 ? "write to a zero-size object" : "read of a zero-size object");
-}
-
 /* An address from c not handed out, now taken; NULL if c has none. */
 static void *take(struct zero_chunk *c)
 {
@@ -61,7 +52,6 @@ static void *take(struct zero_chunk *c)
  * in the list; NULL when the kernel refuses. */
 static struct zero_chunk *new_chunk(void)
 {
-    static int handled;
     char *m = pm_os_map(PM_CHUNK, PM_CHUNK);
     if (!m)
         return 0;
@@ -76,8 +66,7 @@ static struct zero_chunk *new_chunk(void)
     for (uint32_t w = 0; w < words; w++)
         c->taken[w] = ~(uint64_t)0;
     c->hint = words;
-    if (!__atomic_exchange_n(&handled, 1, __ATOMIC_ACQ_REL))
-        pm_os_on_fault(on_fault);
+    pm_access_fault_watch();
     pm_chunk_set((uintptr_t)m, PM_CHUNK, PM_TAG_ZERO, 0);
     return c;
 }

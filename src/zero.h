@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Objects of size 0 (malloc(0), operator new(0)): each a distinct address
  * in a chunk that is inaccessible past its first pages, so that any read
- * or write of one faults, and the SIGSEGV handler this installs with the
- * first such chunk writes one line, "primalloc: access(<address>): read
- * of a zero-size object" (or write), and aborts; a fault elsewhere is
- * left to the other handlers (os.h).  A zero chunk's first pages hold a
+ * or write of one faults and is reported (access_fault.h).  A zero chunk's first pages hold a
  * bit for every PM_ALIGN of it, set while that address is handed out, so
  * that a freed address serves again and the address space a program's
  * zero-size objects take is bounded by how many are live at once.

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Memory errors of the kinds glibc's checks catch: overflows into a free
  * neighbour, writes after free, underflows and overflows reaching a large
- * object's canary, a free of a pointer inside an object, any access to
- * a zero-size object and its double free.  `memory_errors
+ * object's canary, a free of a pointer inside an object, a store into
+ * pages a bin's chunk has not mapped, any access to a zero-size object
+ * and its double free.  `memory_errors
  * CASE` runs one case in a child, which must die of SIGABRT after exactly
  * one line "primalloc: <call>(0x<ptr>): <what>", ptr being the pointer the
  * case announces; with no argument it lists the cases.  The guard_ cases
@@ -42,6 +43,7 @@ static const char BEFORE[] = "memory before the object overwritten, or a pointer
 static const char AFTER_FREE[] = "large object written after it was freed";
 static const char INTERIOR[] = "pointer inside an object, not at its start";
 static const char DOUBLE[] = "double free";
+static const char NO_OBJECT[] = "write where no object is: an overflow, underflow or stray pointer";
 
 /* 'A' bytes to overflow with, as a copy from a program's buffer would. */
 static char source[MiB + 64];
@@ -147,6 +149,21 @@ static void double_free_interleaved(const void *arg)
     free(q);
     child_announce(p);
     free(opaque_ptr(p));
+}
+
+/* arg: the size, and whether to store a megabyte past the object (1) or
+ * the byte before it (0).  A bin's first object in a fresh process lies
+ * in a partial chunk, which maps its first folio and the header pages it
+ * needs, not the pages around them: the store lands where the chunk has
+ * mapped nothing. */
+static void fresh_chunk_outside(const void *arg)
+{
+    const size_t *s = arg;
+    volatile char *p = malloc(opaque(s[0]));
+    CHECK(p);
+    volatile char *at = s[1] ? p + MiB : p - 1;
+    child_announce((void *)at);
+    *at = 'A';
 }
 
 /* arg: what to do with malloc(0)'s object, a distinct address in an
@@ -264,6 +281,8 @@ static const struct error_case cases[] = {
     {"large_underflow_32_only", large_underflow, {32, 1}, "free", BEFORE},
     {"small_double_free_interleaved", double_free_interleaved, {SMALL}, "free", DOUBLE},
     {"medium_double_free_interleaved", double_free_interleaved, {MEDIUM}, "free", DOUBLE},
+    {"small_overflow_1m_unmapped", fresh_chunk_outside, {SMALL, 1}, "access", NO_OBJECT},
+    {"medium_underflow_1_unmapped", fresh_chunk_outside, {MEDIUM, 0}, "access", NO_OBJECT},
     {"zero_size_read", zero_size_misuse, {ZERO_READ}, "access", "read of a zero-size object"},
     {"zero_size_write", zero_size_misuse, {ZERO_WRITE}, "access", "write to a zero-size object"},
     {"zero_size_write_after_free", zero_size_misuse, {ZERO_WRITE_AFTER_FREE}, "access", "write to a zero-size object"},
