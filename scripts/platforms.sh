@@ -18,9 +18,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 page_tests='^(unit_|api_|misuse|early_init|robust\.bad_input|robust\.memory_error)'
 # A one-page underflow of a 4 KiB kernel page stays inside a larger page
 # taken for the kernel's, where the free finds it instead of a fault.
+# With a page that large, a chunk's first folio shares its page with the
+# folio records, so the byte before a fresh bin's first object is mapped.
 # The fast library's tests, the same code as the native build's, are
 # left to it.
-page_skip='guard_underflow_1_page|\.fast$'
+page_skip='guard_underflow_1_page|medium_underflow_1_unmapped|\.fast$'
 page_targets='^(unit_|api_|misuse|early_init|robust_bad_input|robust_memory_errors)'
 status=0
 for name in "${names[@]}"; do
