@@ -5,7 +5,8 @@
  * what a sparse bin has not carved yet, what lies before its first folio
  * or past its last) writes one line, "primalloc: access(<address>): read
  * of a zero-size object" or "write where no object is: an overflow,
- * underflow or stray pointer", and aborts.  Any other fault is left to the
+ * underflow or stray pointer" (read or write where arch.h tells which,
+ * else "access"), and aborts.  Any other fault is left to the
  * handlers after this one and to the program's (os.h); guard pages' faults
  * are the guard's, whose handler runs first.
  *
