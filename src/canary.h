@@ -8,8 +8,9 @@
  *
  * Promises: pm_large_release aborts, naming the call, when the canary
  * before the object it frees was overwritten (or the pointer is no
- * object's start); pm_large_settle aborts when the object a slot notes no
- * longer holds its freed canary (it was written after it was freed). */
+ * object's start); pm_large_check_freed aborts when the object a slot
+ * notes no longer holds its freed canary (it was written after it was
+ * freed). */
 #ifndef PM_CANARY_H
 #define PM_CANARY_H
 
@@ -61,7 +62,7 @@ static inline void pm_large_release(void *slot, void *p, const char *call)
  * folio: the object it was last freed by at an offset must still carry
  * its freed canary, or the call aborts; the note goes, so that no later
  * life of the slot (or of its memory in another bin) finds it. */
-static inline void pm_large_settle(void *slot, const char *call)
+static inline void pm_large_check_freed(void *slot, const char *call)
 {
     void *old = pm_large_noted(slot);
     if (old != slot && pm_unlikely(*(uintptr_t *)old != pm_large_canary(old, 0)))

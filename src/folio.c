@@ -710,8 +710,8 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
 /* Freed objects of one word of a folio's bitmap, found and combined
  * before the bin lock is taken, so that the critical section tests and
  * sets a word for all of them.  In large bins each object has its own:
- * it is settled (pm_large_settle) after its bit is set, so that a double
- * free is still reported at the pointer the program freed. */
+ * it is checked (pm_large_check_freed) after its bit is set, so that a
+ * double free is still reported at the pointer the program freed. */
 struct freeing {
     struct pm_folio *f;
     uint64_t *word; /* in f->free_bits */
@@ -788,7 +788,7 @@ static void mark_free(const struct pm_bin *b, const struct freeing *x, const cha
     }
     *x->word |= x->mask;
     if (b->kind == PM_LARGE)
-        pm_large_settle(x->p, call);
+        pm_large_check_freed(x->p, call);
 }
 
 /* Puts f, on no list, on the list its free count names (a partial one at
@@ -815,7 +815,7 @@ static int file_folio(struct pm_bin_state *s, const struct pm_bin *b, struct pm_
  * released.  1 if f's chunk left the bin, described in *out.  Out of
  * line: inlined, it takes registers from pm_folio_free_list's loop over
  * objects. */
-static __attribute__((noinline)) int settle_freed(struct pm_bin_state *s, const struct pm_bin *b,
+static __attribute__((noinline)) int refile_freed(struct pm_bin_state *s, const struct pm_bin *b,
                                                   struct pm_folio *f, unsigned n, uint32_t now,
                                                   struct leaving *out)
 {
@@ -958,14 +958,14 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
             mark_free(b, x, call);
             if (x->f != run) {
                 if (run)
-                    nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
+                    nleft += refile_freed(s, b, run, in_run, now, &left[nleft]);
                 run = x->f;
                 in_run = 0;
             }
             in_run += x->n;
             n += x->n;
         }
-        nleft += settle_freed(s, b, run, in_run, now, &left[nleft]);
+        nleft += refile_freed(s, b, run, in_run, now, &left[nleft]);
         __atomic_store_n(&s->taken, s->taken - n, __ATOMIC_RELAXED);
         pm_lock_drop(bin_lock(bin));
         for (unsigned i = 0; i < nleft; i++)

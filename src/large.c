@@ -12,7 +12,7 @@ static unsigned bin_for(size_t bytes)
 static void *reuse(void *slot, const char *call)
 {
     if (slot)
-        pm_large_settle(slot, call);
+        pm_large_check_freed(slot, call);
     return slot;
 }
 

@@ -459,8 +459,8 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
 
 /* Most frees of a new thread keep their object in a list with room, as
  * free's fast path would: that case is tested here, with the fast path's
- * own tests and the new thread's.  Out of line, so that a settled
- * thread's slow path saves no registers for it.  A new thread's frees
+ * own tests and the new thread's.  Out of line, so that the slow path
+ * of a thread no longer new saves no registers for it.  A new thread's frees
  * are few and its objects mostly warm, so here p's line is read: p with
  * the mark, in this thread's lists, is a double free even when another
  * object was freed since (free(p); free(q); free(p)). */
