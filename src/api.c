@@ -198,7 +198,9 @@ PM_API int pm_trim(void)
 {
     pm_tc_flush();
     pm_cache_drain();
-    return pm_purge_all();
+    int any = pm_purge_all();
+    pm_background_if_wanted();
+    return any;
 }
 
 PM_API int pm_profile_dump(const char *path)

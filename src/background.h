@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The background thread, off unless PRIMALLOC_PURGE_THREAD=1 asks for it,
- * and the settle every caller of folios and huge objects runs, which
- * starts or wakes it.
+ * the settle every caller of folios and huge objects runs, which starts
+ * or wakes it, and the test that a thread left no settle undone.
  *
  * Promises: with the thread on, dirty and pooled memory goes back as
  * purge.h says, and what the CPU and global levels hold goes to the
@@ -21,11 +21,20 @@
 void pm_background_settle(void);
 
 /* What every caller of folios and huge objects runs before it returns:
- * a settle when they asked for one (footprint.h), else a load. */
+ * a settle when this thread's calls asked for one (footprint.h), else a
+ * load. */
 static inline void pm_background_if_wanted(void)
 {
-    if (__builtin_expect(__atomic_load_n(&pm_fp_unsettled, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(pm_fp_unsettled, 0))
         pm_background_settle();
+}
+
+/* Whether this thread has nothing left to settle: what holds whenever
+ * control is outside primalloc, checked in debug builds at both ends of
+ * malloc and free (fast_path.h). */
+static inline int pm_background_settled(void)
+{
+    return !pm_fp_unsettled;
 }
 
 /* In the child of a fork taken with every lock: the parent's thread did

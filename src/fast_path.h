@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "background.h"
 #include "chunk_table.h"
 #include "os.h"
 #include "sizeclass.h"
@@ -29,12 +30,24 @@ static inline pm_tbin_fs *pm_alloc_entry(size_t size)
     return pm_tc_scaled(pm_scaled_bin_of_small(size));
 }
 
+/* Every malloc and free finds its thread with nothing left to settle
+ * (background.h) and leaves it so: debug builds check both ends, which
+ * catches a path that forgets its settle in the call itself, or, for the
+ * other API functions, at the thread's next malloc or free.  The checks
+ * compile to nothing in other builds. */
+static inline void *pm_left_settled(void *p)
+{
+    PM_ASSERT(pm_background_settled());
+    return p;
+}
+
 /* call: the API function, named should a corrupted free list be found. */
 static inline void *pm_alloc(size_t size, const char *call)
 {
+    PM_ASSERT(pm_background_settled());
     if (pm_likely(size <= PM_LOOKUP_MAX))
-        return pm_tc_pop_from(pm_alloc_entry(size), call);
-    return pm_alloc_big(size, call);
+        return pm_left_settled(pm_tc_pop_from(pm_alloc_entry(size), call));
+    return pm_left_settled(pm_alloc_big(size, call));
 }
 
 /* The fast free: p must be an object's start in a bin's chunk and, when
@@ -46,15 +59,18 @@ static inline void *pm_alloc(size_t size, const char *call)
  * or anything odd takes a slower path. */
 static inline void pm_dealloc(void *p, size_t size, const char *call)
 {
+    PM_ASSERT(pm_background_settled());
     uintptr_t a = (uintptr_t)p;
     pm_tbin_fs *t = pm_tc_entry(pm_bin_tag_of_addr(a));
     uint32_t rel = (uint32_t)((a - PM_DATA_START) & (PM_CHUNK - 1));
     if (pm_likely(pm_tc_is_object(t, rel) && size <= t->size)) {
         pm_tc_push_to(t, p);
+        PM_ASSERT(pm_background_settled());
         return;
     }
     if (p)
         pm_free_other(p, size, call);
+    PM_ASSERT(pm_background_settled());
 }
 
 /* pm_dealloc of a pointer said to have alignment align, a power of two

@@ -3,7 +3,7 @@
 #include "os.h"
 
 static size_t inuse_bytes, dirty_bytes, pooled_bytes, peak_bytes;
-uint32_t pm_fp_unsettled;
+__thread uint32_t pm_fp_unsettled __attribute__((tls_model("initial-exec")));
 
 void pm_fp_inuse(long delta)
 {

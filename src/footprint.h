@@ -34,17 +34,21 @@ int pm_fp_pool_over(void);
  * mark of bytes in use. */
 void pm_fp_read(size_t *dirty, size_t *peak);
 
-/* Nonzero once folios or huge objects have freed memory or grown since
- * the purge policy (purge.h), which sits above them, last settled: the
- * layers that call folios and huge objects settle before they return
- * while it is set.  The layers below set it and never purge. */
+/* Per thread: nonzero once this thread's calls have freed memory in or
+ * grown folios or huge objects, or decayed the caches, since it last
+ * settled (purge.h).  The modules that do so set it and never purge; the
+ * callers above them settle before control leaves primalloc
+ * (background.h), which debug builds check at both ends of every malloc
+ * and free (fast_path.h).  Kept per thread, it is each thread's own to
+ * clear, no thread writes a line the others share, and the background
+ * thread, which settles on its own period, reads none. */
 #pragma GCC visibility push(hidden)
-extern uint32_t pm_fp_unsettled;
+extern __thread uint32_t pm_fp_unsettled __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
 static inline void pm_fp_want_settle(void)
 {
-    __atomic_store_n(&pm_fp_unsettled, 1, __ATOMIC_RELAXED);
+    pm_fp_unsettled = 1;
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include "options.h"
 #include "os.h"
 #include "proc_maps.h"
+#include "purge.h"
 #include "sizeclass.h"
 #include "text.h"
 #include "thread_cache.h"
@@ -379,13 +380,16 @@ static struct check *map_check(size_t room)
     return c;
 }
 
-/* Every cached object back to the folios, the objects in use found and
- * sorted, those other threads cache marked: the check, or NULL when it
- * cannot be mapped.  What this leaves on the stack, clear_stack wipes. */
+/* Every cached object back to the folios, settled as any caller of the
+ * folios settles (background.h) but with no thread to start or wake at
+ * exit, the objects in use found and sorted, those other threads cache
+ * marked: the check, or NULL when it cannot be mapped.  What this leaves
+ * on the stack, clear_stack wipes. */
 static __attribute__((noinline)) struct check *prepare(void)
 {
     pm_tc_flush();
     pm_cache_drain();
+    pm_purge_settle();
     struct check count = {0};
     gather(&count);
     struct check *c = map_check(count.n + count.n / 8 + 1024);

@@ -16,7 +16,7 @@ int pm_purge_pending(void)
 
 void pm_purge_settle(void)
 {
-    __atomic_store_n(&pm_fp_unsettled, 0, __ATOMIC_RELAXED);
+    pm_fp_unsettled = 0;
     /* Folios first: a chunk whose last folio goes back joins the pool,
      * whose bound counts it. */
     while (pm_fp_folios_over() && pm_folio_purge_one(0, 1))

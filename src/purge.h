@@ -13,6 +13,8 @@
 
 #include "footprint.h"
 
+/* Clears the calling thread's pm_fp_unsettled, then gives back what the
+ * bounds and the decay time ask for. */
 void pm_purge_settle(void);
 
 /* Whether dirty or pooled memory, or free pages inside folios in use,

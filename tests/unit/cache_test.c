@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include "background.h"
 #include "cache.h"
 #include "folio.h"
 #include "os.h"
@@ -56,6 +57,14 @@ static void *worker(void *arg)
         }
     }
     return 0;
+}
+
+/* The CPU and global levels back to the folios, then the settle that
+ * asks for, as every caller of the caches runs it (background.h). */
+static void drain(void)
+{
+    pm_cache_drain();
+    pm_background_if_wanted();
 }
 
 static size_t cached_bytes(void)
@@ -142,7 +151,7 @@ static void run_on(void *(*fn)(void *), int cpu)
 static void steals_across_cpus(void)
 {
     unsigned bin = pm_bin_of_small(STEAL_SIZE);
-    pm_cache_drain();
+    drain();
     run_on(free_on, cpu_pair[0]);
     size_t cached = pm_cache_count(bin);
     struct pm_folio_census before, after;
@@ -163,7 +172,7 @@ static void steals_across_cpus(void)
 static void take_after_steal(size_t batches, size_t *held, size_t *held_after, size_t *from_folios)
 {
     unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
-    pm_cache_drain();
+    drain();
     free_batches = batches;
     free_on((void *)(intptr_t)cpu_pair[0]);
     free_batches = STEAL_BATCHES;
@@ -249,7 +258,7 @@ static void *leave_on(void *cpu)
 static void left_for_next_thread(void)
 {
     unsigned bin = pm_bin_of_small(STEAL_SIZE), batch = pm_bins[bin].batch;
-    pm_cache_drain();
+    drain();
     run_on(leave_on, cpu_pair[0]);
     struct pm_folio_census before, after;
     CHECK(pm_cache_count(bin) == held_by_leave_on);
@@ -283,7 +292,7 @@ static void loose_objects_join(void)
     size_t each = batch - LOOSE_KEPT;
     struct pm_folio_census before, after;
     CHECK(2 * each >= batch && each < batch);
-    pm_cache_drain();
+    drain();
     for (keeper = 0; keeper < 2; keeper++)
         run_on(keep_few_on, cpu_pair[0]);
     CHECK(pm_cache_count(bin) == 2 * each);
@@ -307,7 +316,7 @@ static void idle_chains_decay(void)
     unsigned idle = pm_bin_of_small(48), busy = pm_bin_of_small(64), got;
     unsigned batch = pm_bins[idle].batch;
     size_t cpu = 0, global = 0, put = 0;
-    pm_cache_drain();
+    drain();
     while (!global && put < 4 * (size_t)pm_bins[idle].cpu_batches) {
         void *list = pm_folio_alloc(idle, batch, &got);
         CHECK(got == batch);
@@ -324,7 +333,7 @@ static void idle_chains_decay(void)
     CHECK(pm_cache_count(idle) == 0);
     CHECK(pm_cache_count(busy) == got);
     pm_cache_check();
-    pm_cache_drain();
+    drain();
 }
 
 /* A batch one object short, put as if whole: the check of the caches
@@ -333,7 +342,7 @@ static void short_batch(void *unused)
 {
     (void)unused;
     unsigned bin = pm_bin_of_small(48), got, n = pm_bins[bin].batch - 1u;
-    pm_cache_drain();
+    drain();
     void *list = pm_folio_alloc(bin, n, &got);
     CHECK(got == n);
     pm_cache_put(bin, list, PM_THIS_CPU);

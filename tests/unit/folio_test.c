@@ -2,18 +2,18 @@
 /* Folios: distinct aligned objects, fullest-fit choice, uncommit of empty
  * folios (on purge, after a second, or past the high-water mark) and of
  * free pages inside folios in use, fresh folios carved per CPU, bins'
- * first folios at different cache sets, and detection of double and
- * interior frees. */
+ * first folios at different cache sets, detection of double and interior
+ * frees, and the settle a free asks of its own thread. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include "background.h"
 #include "chunk_table.h"
 #include "primalloc.h"
 #include "folio.h"
 #include "free_object.h"
-#include "purge.h"
 #include "sizeclass.h"
 #include "unit.h"
 
@@ -26,20 +26,13 @@ static size_t folio_of(void *p)
     return (off - PM_DATA_START) / pm_folio_bytes(b);
 }
 
-/* The settle a call of the folios may ask for (background.h runs it so). */
-static void settle_if_wanted(void)
-{
-    if (pm_fp_unsettled)
-        pm_purge_settle();
-}
-
 /* take and give call the folios as the thread cache does: each call, then
- * the purge it may ask for. */
+ * the settle it may ask for. */
 static void *take(unsigned n, void **out)
 {
     unsigned got;
     void *head = pm_folio_alloc(bin, n, &got);
-    settle_if_wanted();
+    pm_background_if_wanted();
     CHECK(got == n);
     unsigned i = 0;
     for (void *p = head; p; p = pm_link_next(p, "malloc"))
@@ -53,8 +46,9 @@ static void give(void **objs, unsigned n)
     for (unsigned i = 0; i < n; i++)
         pm_link_set(objs[i], i + 1 < n ? objs[i + 1] : 0);
     pm_folio_free_list(bin, objs[0], "free");
-    CHECK(pm_fp_unsettled);
-    settle_if_wanted();
+    CHECK(!pm_background_settled());
+    pm_background_if_wanted();
+    CHECK(pm_background_settled());
 }
 
 static int resident(void *p, size_t len)
@@ -72,6 +66,7 @@ static uintptr_t chunk_of_first(unsigned in_bin, unsigned n)
 {
     unsigned got;
     void *head = pm_folio_alloc(in_bin, n, &got);
+    pm_background_if_wanted();
     CHECK(head && got == n);
     return (uintptr_t)head & ~(PM_CHUNK - 1);
 }
@@ -116,7 +111,7 @@ static void check_colors(void)
         seen |= 1u << page;
         pm_link_set(p, 0);
         pm_folio_free_list(bin, p, "free");
-        settle_if_wanted();
+        pm_background_if_wanted();
     }
     pm_folio_check();
     _exit(0);
@@ -155,6 +150,41 @@ static void free_cycle(void *arg)
     pm_link_set(two[0], two[1]);
     pm_link_set(two[1], two[0]);
     pm_folio_free_list(bin, two[0], "free");
+}
+
+/* A caller of the folios that leaves their settle undone: the thread's
+ * next malloc finds it so and aborts (fast_path.h). */
+static void forget_settle(void *p)
+{
+    pm_link_set(p, 0);
+    pm_folio_free_list(bin, p, "free");
+    pm_free(pm_malloc(16));
+}
+
+static void *settled_here(void *unused)
+{
+    (void)unused;
+    return (void *)(uintptr_t)pm_background_settled();
+}
+
+/* The settle a call of the folios asks for is its own thread's: another
+ * thread has none to run, and the caller that forgets it fails at its
+ * next malloc. */
+static void check_settle_per_thread(void)
+{
+    void *one[1];
+    take(1, one);
+    check_fatal(forget_settle, one[0], "pm_background_settled() failed");
+    pm_link_set(one[0], 0);
+    pm_folio_free_list(bin, one[0], "free");
+    CHECK(!pm_background_settled());
+    pthread_t t;
+    void *other;
+    CHECK(pthread_create(&t, 0, settled_here, 0) == 0 && pthread_join(t, &other) == 0);
+    CHECK(other);
+    CHECK(!pm_background_settled());
+    pm_background_if_wanted();
+    CHECK(pm_background_settled());
 }
 
 static void free_interior(void *p)
@@ -405,6 +435,7 @@ int main(void)
     snprintf(middle, sizeof middle, "free(%p): double free", objs[3 * n]);
     check_fatal(free_cycle, &objs[3 * n], middle);
     check_fatal(free_interior, objs[3 * n + 1], "pointer inside an object");
+    check_settle_per_thread();
     check_release();
     check_release_reach();
     printf("folio ok\n");
