@@ -56,12 +56,13 @@ static void double_free_later(const void *arg __attribute__((unused)))
 /* The same with the program going on to allocate, as a program that does
  * not trim would: the object must not be handed out twice.  A new
  * thread's frees look for the object in its lists, so the second free
- * reports it; with arg, the thread is settled first, and the malloc that
- * would hand it out the second time reports it. */
+ * reports it; with arg, the thread is no longer new first, and the
+ * malloc that would hand it out the second time reports it. */
 static void double_free_then_reuse(const void *arg)
 {
-    /* A thread settled by enough frees that sent nothing home: its frees
-     * read no object, and the malloc that would take p again finds it. */
+    /* A thread no longer new after enough frees that sent nothing home:
+     * its frees read no object, and the malloc that would take p again
+     * finds it. */
     for (int i = arg ? 2 * 8192 : 0; i > 0; i--)
         free(malloc(opaque(40)));
     double_free_under_others();
@@ -127,7 +128,7 @@ static const struct misuse cases[] = {
      * the object heads its list, or when its folio takes it back (README,
      * "The fast library"). */
     {"double free after other frees, then allocations", "free", double_free_then_reuse, 0},
-    {"the same in a settled thread", "malloc", double_free_then_reuse, "settled"},
+    {"the same in a thread no longer new", "malloc", double_free_then_reuse, "old"},
 #endif
     {"free of a stack address", "free", stack_pointer, 0},
     {"free in a chunk-aligned foreign mapping", "free", foreign_chunk, 0},
