@@ -78,7 +78,9 @@ static inline unsigned __int128 pm_by_recip(const struct pm_bin *b, uint32_t x)
 
 static inline uint32_t pm_div_size(const struct pm_bin *b, uint32_t x)
 {
-    return (uint32_t)(pm_by_recip(b, x) >> 64);
+    uint32_t q = (uint32_t)(pm_by_recip(b, x) >> 64);
+    PM_ASSERT(x >= PM_CHUNK || q == x / b->size);
+    return q;
 }
 
 /* Whether an object starts at rel, an offset from a chunk's data start

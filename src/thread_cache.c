@@ -320,7 +320,9 @@ static __attribute__((noinline)) void *refill(unsigned bin, const char *call, vo
 /* The bin of t, one of this thread's bins' entries. */
 static unsigned bin_of_entry(pm_tbin_fs *t)
 {
-    return (unsigned)(((uintptr_t)t - (uintptr_t)pm_tc_bin(0)) / sizeof(struct pm_tbin));
+    unsigned bin = (unsigned)(((uintptr_t)t - (uintptr_t)pm_tc_bin(0)) / sizeof(struct pm_tbin));
+    PM_ASSERT(bin < PM_NBINS && pm_tc_bin(bin) == t);
+    return bin;
 }
 
 /* Reports p, the head of a thread's list, which pm_tc_take refused. */
