@@ -17,7 +17,8 @@ rows = [l for l in section.splitlines() if l.startswith("| ") and not l.startswi
 sources = sorted(root.glob("src/*.[ch]")) + sorted(root.glob("include/*.h"))
 texts = sources + sorted(root.glob("tests/**/*.[ch]")) + sorted(root.glob("tests/**/*.cpp")) + \
     sorted(root.glob("man/*")) + [root / "README.md"] + sorted(root.glob("docs/*.md"))
-code = "\n".join(f.read_text() for f in sources).lower()
+lines = {f: f.read_text().splitlines() for f in texts}
+code = "\n".join("\n".join(lines[f]) for f in sources).lower()
 
 errors = []
 for row in rows:
@@ -30,7 +31,7 @@ for row in rows:
             errors.append(f"docs/DESIGN.md: '{word}' is defined but src/ never uses it")
     for phrase in re.findall(r"`([^`]+)`", cells[2]):
         for f in texts:
-            for n, line in enumerate(f.read_text().splitlines(), 1):
+            for n, line in enumerate(lines[f], 1):
                 if f.name == "DESIGN.md" and line in rows:
                     continue
                 if phrase.lower() in line.lower():
