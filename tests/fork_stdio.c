@@ -90,7 +90,7 @@ static void open_streams(FILE **streams)
 
 int main(int argc, char **argv)
 {
-    forks_each = argc > 1 ? atoi(argv[1]) : 300;
+    forks_each = argc > 1 ? atoi(argv[1]) : 40;
     CHECK(forks_each > 0);
     deadlock_watchdog(120);
     FILE *streams[READERS];

@@ -49,7 +49,7 @@ done
 
 cmake -S "$src" -B "$tmp/cmake" -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null ||
   fail "find_package(primalloc) failed"
-cmake --build "$tmp/cmake" >/dev/null || fail "the find_package consumer does not build"
+cmake --build "$tmp/cmake" -j"$(nproc)" >/dev/null || fail "the find_package consumer does not build"
 run_consumer "$tmp/cmake/consumer_shared" "$libdir/$soname"
 run_consumer "$tmp/cmake/consumer_static"
 run_consumer "$tmp/cmake/consumer_fast" "$libdir/$fast"
@@ -63,7 +63,7 @@ for way in subdirectory fetch; do
   cmake -S "$src/embed" -B "$tmp/$way" -DCMAKE_C_COMPILER="$cc" -DPM_SOURCE="$root" -DPM_FETCH=$fetch \
     -DFETCHCONTENT_SOURCE_DIR_PRIMALLOC="$root" --no-warn-unused-cli >/dev/null ||
     fail "the $way consumer does not configure"
-  cmake --build "$tmp/$way" >/dev/null || fail "the $way consumer does not build"
+  cmake --build "$tmp/$way" -j"$(nproc)" >/dev/null || fail "the $way consumer does not build"
   ! find "$tmp/$way" -name 'unit_*' -o -name 'CTestTestfile.cmake' | grep -q . ||
     fail "the $way consumer built primalloc's tests"
   shared=$(find "$tmp/$way" -name 'libprimalloc.so.[0-9]*' -type f | head -1)
