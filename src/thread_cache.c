@@ -280,10 +280,15 @@ static void *refill_once(unsigned bin, const char *call, void *site)
         }
     }
     struct pm_tbin *t = &pm_tc.bins[bin];
-    int open = room_of(t) || open_list(bin);
+    /* An empty list with room holds its grant already; one without
+     * takes a grant here, which goes back if no memory comes. */
+    int granted = !room_of(t) && open_list(bin);
+    int open = granted || room_of(t);
     void *list = pm_tc.spares[bin] ? take_spare(bin) : pm_cache_get(bin, call);
     unsigned want = pm_folio_list_length(pm_folio_out(bin), n, pm_bins[bin].size, PM_PAGE);
     if (!list && !(list = pm_folio_alloc(bin, want, &n))) {
+        if (granted)
+            pm_tc.granted -= batch_bytes(bin);
         errno = ENOMEM;
         return 0;
     }
