@@ -6,13 +6,18 @@
 #   musl, aarch64-linux-gnu, riscv64-linux-gnu: the whole suite, built
 #     with cmake/cross/NAME.cmake;
 #   page16k, page64k: the unit, conformance and memory-error tests of a
-#     build that takes the kernel's page to be 16 or 64 KiB.
+#     build that takes the kernel's page to be 16 or 64 KiB;
+#   debug: the whole suite once more, every library built with the
+#     assertions and the expensive tier (CMAKE_BUILD_TYPE=Debug): each
+#     program once, since every variant's library has the same checks,
+#     without the fuzzer (the native build's is built so already) and the
+#     installation (which installs release libraries).
 # Usage: platforms.sh BUILD [NAME...]
 set -euo pipefail
 build=$1
 shift
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(musl aarch64-linux-gnu riscv64-linux-gnu page16k page64k)
+[ ${#names[@]} -gt 0 ] || names=(debug musl aarch64-linux-gnu riscv64-linux-gnu page16k page64k)
 jobs=$(nproc)
 root=$(cd "$(dirname "$0")/.." && pwd)
 page_tests='^(unit_|api_|misuse|early_init|robust\.bad_input|robust\.memory_error)'
@@ -24,6 +29,9 @@ page_tests='^(unit_|api_|misuse|early_init|robust\.bad_input|robust\.memory_erro
 # left to it.
 page_skip='guard_underflow_1_page|medium_underflow_1_unmapped|\.fast$'
 page_targets='^(unit_|api_|misuse|early_init|robust_bad_input|robust_memory_errors)'
+variants='\.(static|debug|debug_std|ubsan|tsan|fast|valgrind)$'
+debug_skip="$variants|^fuzz\.|^install\."
+debug_targets='\.(release|plain)$|^(unit_|robust_|memcheck_)|^(primalloc|gen_sizeclasses|profile_sites|static_link)$'
 status=0
 for name in "${names[@]}"; do
   # The tools a platform's build and run take, which install-deps.sh may
@@ -46,21 +54,27 @@ for name in "${names[@]}"; do
   case $name in
     page16k) config+=(-DPM_TEST_KERNEL_PAGE=16384) ;;
     page64k) config+=(-DPM_TEST_KERNEL_PAGE=65536) ;;
+    debug) config=(-DCMAKE_BUILD_TYPE=Debug -DPM_BENCH=OFF) ;;
     *) config+=(--toolchain "$root/cmake/cross/$name.cmake") ;;
   esac
   echo "== $name"
   cmake -S "$root" -B "$dir" "${config[@]}" >/dev/null
+  targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
   if [[ $name == page* ]]; then
-    targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p' | grep -E "$page_targets" |
-      grep -vE '\.fast$')
+    targets=$(grep -E "$page_targets" <<<"$targets" | grep -vE '\.fast$')
     # shellcheck disable=SC2086
     cmake --build "$dir" -j"$jobs" --target $targets >/dev/null
     select=(-R "$page_tests" -E "$page_skip")
+  elif [ "$name" = debug ]; then
+    targets=$(grep -E "$debug_targets" <<<"$targets")
+    # shellcheck disable=SC2086
+    cmake --build "$dir" -j"$jobs" --target $targets >/dev/null
+    select=(-E "$debug_skip")
   else
     cmake --build "$dir" -j"$jobs" >/dev/null
   fi
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900 "${select[@]}") || status=1
-  if [ ${#select[@]} -eq 0 ]; then
+  if [[ $name != page* ]]; then
     echo "-- $name: not run here:"
     sed 's/^/   /' "$dir/unavailable.txt"
   fi
