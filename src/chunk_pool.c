@@ -4,6 +4,7 @@
 #include "chunk_table.h"
 #include "counters.h"
 #include "footprint.h"
+#include "guard.h"
 #include "lock.h"
 #include "os.h"
 
@@ -524,6 +525,14 @@ static char *place_part(size_t head, size_t at, size_t len)
     return p;
 }
 
+/* Unmaps the pieces of a partial chunk at base. */
+static void unmap_pieces(char *base, size_t head, size_t at, size_t len)
+{
+    pm_os_unmap(base, head);
+    if (len)
+        pm_os_unmap(base + at, len);
+}
+
 void *pm_pool_take_chunk(size_t head, size_t at, size_t len, int may_reserve, uint32_t tag, uint32_t link,
                          size_t *dirty, int *partial)
 {
@@ -532,24 +541,38 @@ void *pm_pool_take_chunk(size_t head, size_t at, size_t len, int may_reserve, ui
     if (p)
         return p;
     /* Where the pieces cannot be placed apart (valgrind keeps ranges of
-     * its own next to what it hands out), a whole chunk is mapped. */
+     * its own next to what it hands out), a whole chunk is mapped.  A
+     * partial chunk whose unmapped rest holds a guarded object goes, and
+     * another place is tried: the table would take that object for the
+     * chunk's.  It is tagged before the guard is asked (guard.c,
+     * among_bins). */
     pm_lock_take(&lock);
-    char *s = place_part(head, at, len);
-    *partial = s != 0;
-    if (!s)
-        s = pm_os_map(PM_CHUNK, PM_CHUNK);
-    if (s && ((uintptr_t)s + PM_CHUNK > 1ul << PM_ADDRESS_BITS || !pm_chunk_table_cover((uintptr_t)s, PM_CHUNK))) {
-        pm_os_unmap(s, *partial ? head : PM_CHUNK);
-        if (*partial && len)
-            pm_os_unmap(s + at, len);
-        s = 0;
+    char *s;
+    for (int tries = 0;; tries++) {
+        s = tries <= REGION_TRIES ? place_part(head, at, len) : 0;
+        *partial = s != 0;
+        if (!s)
+            s = pm_os_map(PM_CHUNK, PM_CHUNK);
+        if (s && ((uintptr_t)s + PM_CHUNK > 1ul << PM_ADDRESS_BITS || !pm_chunk_table_cover((uintptr_t)s, PM_CHUNK))) {
+            if (*partial)
+                unmap_pieces(s, head, at, len);
+            else
+                pm_os_unmap(s, PM_CHUNK);
+            s = 0;
+        }
+        if (!s)
+            break;
+        tag_taken((uintptr_t)s, 1, tag, link);
+        if (!*partial || !pm_guard_overlaps((uintptr_t)s, PM_CHUNK))
+            break;
+        pm_chunk_set((uintptr_t)s, PM_CHUNK, PM_TAG_GONE, 0);
+        unmap_pieces(s, head, at, len);
     }
     if (s) {
         mapped_chunks++;
         tails += *partial ? PM_CHUNK - head - len : 0;
         note_peak();
         pm_count(PM_EV_reserves);
-        tag_taken((uintptr_t)s, 1, tag, link);
     } else {
         refused_at = held();
     }
@@ -594,9 +617,7 @@ void pm_pool_put_part(void *base, size_t head, size_t at, size_t len)
     pm_lock_take(&lock);
     forget_locked((uintptr_t)base, 1);
     tails -= PM_CHUNK - head - len;
-    pm_os_unmap(base, head);
-    if (len)
-        pm_os_unmap((char *)base + at, len);
+    unmap_pieces(base, head, at, len);
     freed = (uintptr_t)base;
     pm_lock_drop(&lock);
     pm_count(PM_EV_unmaps);

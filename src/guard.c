@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "guard.h"
+#include "chunk_table.h"
 #include "code_map.h"
 #include "layout.h"
 #include "lock.h"
@@ -108,14 +109,56 @@ static char *page_of(const char *p)
     return (char *)((uintptr_t)p & ~(uintptr_t)(pm_os_page() - 1));
 }
 
+/* Whether [map, map + len) shares the 2 MiB of a bin's chunk, which can
+ * only be the unmapped rest of a partial chunk.  Read after the record is
+ * in the table: the pool tags a partial chunk before it asks
+ * pm_guard_overlaps, so that of a mapping and a chunk placed at once,
+ * one sees the other. */
+static int among_bins(const char *map, size_t len)
+{
+    for (uintptr_t c = (uintptr_t)map & ~(PM_CHUNK - 1); c < (uintptr_t)map + len; c += PM_CHUNK) {
+        const struct pm_chunk_entry *e = pm_chunk_entry_of(c);
+        if (e && pm_bin_of_tag(__atomic_load_n(&e->tag, __ATOMIC_RELAXED)) < PM_NBINS)
+            return 1;
+    }
+    return 0;
+}
+
+/* Record i's object, placed anew, or NULL where there is no room or the
+ * kernel's place lies among a bin's chunk (among_bins). */
+static char *place(size_t size, size_t align, void *site, uint16_t i)
+{
+    size_t page = pm_os_page();
+    size_t a = align > page ? align : page;
+    size_t len = a + ((size + a - 1) & ~(a - 1)) + page;
+    char *map = pm_os_map(len, a);
+    if (!map)
+        return 0;
+    char *guard = map + len - page;
+    pm_os_protect_none(guard, page);
+    char *p = (char *)((uintptr_t)(guard - size) & ~(uintptr_t)(align - 1));
+    pm_os_protect_none(page_of(p) - page, page);
+    for (char *b = page_of(p); b < p; b++)
+        *b = (char)FILL;
+    pm_lock_take(&lock);
+    records[i] = (struct guarded){map, len, p, (size_t)(guard - p), site, 0, 0};
+    cells[lookup(p)] = (uint16_t)(i + 1);
+    pm_lock_drop(&lock);
+    if (!among_bins(map, len))
+        return p;
+    pm_lock_take(&lock);
+    remove_cell(lookup(p));
+    records[i] = (struct guarded){0};
+    pm_lock_drop(&lock);
+    pm_os_unmap(map, len);
+    return 0;
+}
+
 /* The mapping's alignment a is at least a page and align: the object ends
  * at the guard after it and starts at least a past the mapping's start,
  * so that the page before its first page is the mapping's. */
 void *pm_guard_alloc(size_t size, size_t align, void *site)
 {
-    size_t page = pm_os_page();
-    size_t a = align > page ? align : page;
-    size_t len = a + ((size + a - 1) & ~(a - 1)) + page;
     pm_lock_take(&lock);
     if (!nunused) {
         pm_lock_drop(&lock);
@@ -123,24 +166,26 @@ void *pm_guard_alloc(size_t size, size_t align, void *site)
     }
     uint16_t i = unused[--nunused];
     pm_lock_drop(&lock);
-    char *map = pm_os_map(len, a);
-    if (!map) {
+    char *p = place(size, align, site, i);
+    if (!p) {
         pm_lock_take(&lock);
         unused[nunused++] = i;
         pm_lock_drop(&lock);
-        return 0;
     }
-    char *guard = map + len - page;
-    pm_os_protect_none(guard, page);
-    char *p = (char *)((uintptr_t)(guard - size) & ~(uintptr_t)(align - 1));
-    pm_os_protect_none(page_of(p) - page, page);
-    for (char *b = page_of(p); b < p; b++)
-        *b = (char)FILL;
-    records[i] = (struct guarded){map, len, p, (size_t)(guard - p), site, 0, 0};
-    pm_lock_take(&lock);
-    cells[lookup(p)] = (uint16_t)(i + 1);
-    pm_lock_drop(&lock);
     return p;
+}
+
+int pm_guard_overlaps(uintptr_t lo, size_t len)
+{
+    if (!pm_guard_rate)
+        return 0;
+    int found = 0;
+    pm_lock_take(&lock);
+    for (unsigned i = 0; i < PM_GUARD_OBJECTS && !found; i++)
+        found = records[i].map && (uintptr_t)records[i].map < lo + len &&
+                lo < (uintptr_t)records[i].map + records[i].len;
+    pm_lock_drop(&lock);
+    return found;
 }
 
 int pm_guard_find(const void *p, size_t *usable, int *freed)

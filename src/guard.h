@@ -51,6 +51,12 @@ unsigned pm_guard_quota(unsigned most);
  * NULL when none can be had; site: the return address recorded. */
 void *pm_guard_alloc(size_t size, size_t align, void *site);
 
+/* Whether a guarded object's mapping, live or quarantined, overlaps
+ * [lo, lo + len).  The chunk pool asks before it keeps a partial chunk,
+ * whose unmapped rest the kernel may have given a guarded object: the
+ * chunk table would take that object for the chunk's. */
+int pm_guard_overlaps(uintptr_t lo, size_t len);
+
 /* Whether p is a guarded object; if so, *usable: its bytes, *freed:
  * whether it was freed (it is in the quarantine). */
 int pm_guard_find(const void *p, size_t *usable, int *freed);
