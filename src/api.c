@@ -22,6 +22,7 @@
 #include "purge.h"
 #include "sizeclass.h"
 #include "thread_cache.h"
+#include "thread_registry.h"
 
 /* The fast paths' places in the decoder's windows do not move with the
  * code linked before them: malloc starts 16 bytes into a 64-byte line,
@@ -255,7 +256,7 @@ static void prefork(void)
     pm_cache_prefork();
     pm_folio_prefork();
     pm_pool_prefork();
-    pm_tc_prefork();
+    pm_registry_prefork();
     pm_guard_prefork();
     fork_locked = 1;
 }
@@ -273,7 +274,7 @@ static void postfork_parent(void)
 {
     if (!fork_locked)
         return;
-    pm_tc_postfork(0);
+    pm_registry_postfork(0);
     drop_locks();
     pm_libc_files_unlock();
 }
@@ -282,7 +283,7 @@ static void postfork_child(void)
 {
     if (!fork_locked)
         return;
-    pm_tc_postfork(1);
+    pm_registry_postfork(1);
     drop_locks();
     pm_tc_fork_child();
     pm_background_fork_child();

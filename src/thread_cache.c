@@ -9,9 +9,9 @@
 #include "folio.h"
 #include "guard.h"
 #include "heap_profile.h"
-#include "lock.h"
 #include "zero.h"
 #include "purge.h"
+#include "thread_registry.h"
 
 /* Every list starts empty: its head the list end, never NULL. */
 __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec"))) = {
@@ -91,43 +91,6 @@ static int open_list(unsigned bin)
 
 static pthread_key_t exit_key;
 
-/* Every live thread's cache, for statistics: a thread joins when it
- * starts to use its cache and leaves when it exits, before its TLS can go
- * away.  The lock protects the list alone; nothing else is locked while it
- * is held. */
-struct member {
-    struct member *next, *prev;
-    const struct pm_thread_cache *tc; /* NULL while not in the list */
-};
-static __thread struct member member __attribute__((tls_model("initial-exec")));
-static struct member *members;
-static pm_lock members_lock;
-
-static void join(void)
-{
-    pm_lock_take(&members_lock);
-    member.tc = &pm_tc;
-    member.prev = 0;
-    member.next = members;
-    if (members)
-        members->prev = &member;
-    members = &member;
-    pm_lock_drop(&members_lock);
-}
-
-static void leave(void)
-{
-    pm_lock_take(&members_lock);
-    if (member.prev)
-        member.prev->next = member.next;
-    else
-        members = member.next;
-    if (member.next)
-        member.next->prev = member.prev;
-    member.tc = 0;
-    pm_lock_drop(&members_lock);
-}
-
 /* Hands bin's homeward objects, fewer than a batch, to their lane's CPU. */
 static void send_homeward(unsigned bin)
 {
@@ -166,7 +129,7 @@ static void tc_exit(void *unused)
 {
     (void)unused;
     pm_tc.state = TC_DEAD;
-    leave();
+    pm_registry_leave();
     PM_QUIET_BEGIN();
     tc_release();
     PM_QUIET_END();
@@ -205,7 +168,7 @@ static void tc_start(void)
     pm_tc.state = TC_LIVE;
     pm_os_thread_started();
     if (!pthread_setspecific(exit_key, &pm_tc))
-        join();
+        pm_registry_join(&pm_tc);
 }
 
 /* The validators of this thread's cache and every structure below it
@@ -628,46 +591,37 @@ __attribute__((no_sanitize("thread"))) static void walk_cached(unsigned bin, con
     }
 }
 
-__attribute__((no_sanitize("thread"))) void pm_tc_each_cached(void (*fn)(void *ctx, void *object), void *ctx)
+struct cached_walk {
+    void (*fn)(void *ctx, void *object);
+    void *ctx;
+};
+
+__attribute__((no_sanitize("thread"))) static void walk_thread(void *ctx, const struct pm_thread_cache *tc)
 {
-    pm_lock_take(&members_lock);
-    for (const struct member *m = members; m; m = m->next) {
-        const struct pm_thread_cache *tc = m->tc;
-        if (__atomic_load_n(&tc->state, __ATOMIC_RELAXED) != TC_LIVE)
-            continue;
-        for (unsigned bin = 0; bin < PM_NBINS; bin++) {
-            unsigned batch = pm_bins[bin].batch;
-            walk_cached(bin, __atomic_load_n(&tc->bins[bin].head, __ATOMIC_RELAXED), batch, fn, ctx);
-            walk_cached(bin, __atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED), batch, fn, ctx);
-            walk_cached(bin, __atomic_load_n(&tc->homeward[bin].head, __ATOMIC_RELAXED), batch, fn, ctx);
-        }
+    const struct cached_walk *w = ctx;
+    if (__atomic_load_n(&tc->state, __ATOMIC_RELAXED) != TC_LIVE)
+        return;
+    for (unsigned bin = 0; bin < PM_NBINS; bin++) {
+        unsigned batch = pm_bins[bin].batch;
+        walk_cached(bin, __atomic_load_n(&tc->bins[bin].head, __ATOMIC_RELAXED), batch, w->fn, w->ctx);
+        walk_cached(bin, __atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED), batch, w->fn, w->ctx);
+        walk_cached(bin, __atomic_load_n(&tc->homeward[bin].head, __ATOMIC_RELAXED), batch, w->fn, w->ctx);
     }
-    pm_lock_drop(&members_lock);
+}
+
+void pm_tc_each_cached(void (*fn)(void *ctx, void *object), void *ctx)
+{
+    struct cached_walk w = {fn, ctx};
+    pm_registry_each(walk_thread, &w);
+}
+
+static void count_thread(void *counts, const struct pm_thread_cache *tc)
+{
+    for (unsigned bin = 0; bin < PM_NBINS; bin++)
+        ((size_t *)counts)[bin] += count_of(tc, bin);
 }
 
 size_t pm_tc_census(size_t counts[PM_NBINS])
 {
-    size_t threads = 0;
-    pm_lock_take(&members_lock);
-    for (const struct member *m = members; m; m = m->next, threads++)
-        for (unsigned bin = 0; bin < PM_NBINS; bin++)
-            counts[bin] += count_of(m->tc, bin);
-    pm_lock_drop(&members_lock);
-    return threads;
-}
-
-void pm_tc_prefork(void)
-{
-    pm_lock_take(&members_lock);
-}
-
-/* The child's only thread is the one that forked: the others' TLS may be
- * reused for its new threads. */
-void pm_tc_postfork(int child)
-{
-    if (child) {
-        members = member.tc ? &member : 0;
-        member.next = member.prev = 0;
-    }
-    pm_lock_drop(&members_lock);
+    return pm_registry_each(count_thread, counts);
 }

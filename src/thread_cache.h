@@ -269,9 +269,4 @@ size_t pm_tc_census(size_t counts[PM_NBINS]);
  * objects those threads move meanwhile. */
 void pm_tc_each_cached(void (*fn)(void *ctx, void *object), void *ctx);
 
-/* Around fork: the list of threads is held, and the child's holds only
- * the thread that forked. */
-void pm_tc_prefork(void);
-void pm_tc_postfork(int child);
-
 #endif
