@@ -63,7 +63,8 @@ for way in subdirectory fetch; do
   cmake -S "$src/embed" -B "$tmp/$way" -DCMAKE_C_COMPILER="$cc" -DPM_SOURCE="$root" -DPM_FETCH=$fetch \
     -DFETCHCONTENT_SOURCE_DIR_PRIMALLOC="$root" --no-warn-unused-cli >/dev/null ||
     fail "the $way consumer does not configure"
-  cmake --build "$tmp/$way" -j"$(nproc)" >/dev/null || fail "the $way consumer does not build"
+  cmake --build "$tmp/$way" -j"$(nproc)" --target consumer_shared consumer_static >/dev/null ||
+    fail "the $way consumer does not build"
   ! find "$tmp/$way" -name 'unit_*' -o -name 'CTestTestfile.cmake' | grep -q . ||
     fail "the $way consumer built primalloc's tests"
   shared=$(find "$tmp/$way" -name 'libprimalloc.so.[0-9]*' -type f | head -1)

@@ -21,7 +21,7 @@
 #include "thread_cache.h"
 #include "unit.h"
 
-enum { THREADS = 8, ROUNDS = 3, OPS = 100000, SLOTS = 1 << 14 };
+enum { THREADS = 8, OPS = 100000, SLOTS = 1 << 14 };
 static const size_t sizes[] = {16, 48, 100, 256, 700, 3000, 15000, 40000};
 static void *slots[SLOTS];
 
@@ -364,8 +364,11 @@ static void list_with_a_repeat(void *unused)
     pm_cache_leave(bin, list, 2, PM_THIS_CPU);
 }
 
-int main(void)
+/* Usage: unit_cache [rounds of THREADS threads at the end, default 3] */
+int main(int argc, char **argv)
 {
+    int rounds = argc > 1 ? atoi(argv[1]) : 3;
+    CHECK(rounds > 0);
     /* The tests of one behaviour run with the main thread on the first
      * CPU, so that every chunk it carves is of that CPU's lane: a new
      * thread on that CPU keeps what it frees (thread_cache.h).  The
@@ -386,7 +389,7 @@ int main(void)
     loose_objects_join();
     idle_chains_decay();
     CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < rounds; r++) {
         pthread_t t[THREADS];
         for (uintptr_t i = 0; i < THREADS; i++)
             CHECK(pthread_create(&t[i], 0, worker, (void *)(i + 1 + r * THREADS)) == 0);
