@@ -109,7 +109,7 @@ static char *page_of(const char *p)
     return (char *)((uintptr_t)p & ~(uintptr_t)(pm_os_page() - 1));
 }
 
-/* Whether [map, map + len) shares the 2 MiB of a bin's chunk, which can
+/* Whether [map, map + len) lies partly in a chunk of a bin, which can
  * only be the unmapped rest of a partial chunk.  Read after the record is
  * in the table: the pool tags a partial chunk before it asks
  * pm_guard_overlaps, so that of a mapping and a chunk placed at once,
