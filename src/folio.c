@@ -727,13 +727,16 @@ static void *object_of(const struct pm_bin *b, const struct freeing *x, unsigned
     return folio_data(b, x->f) + (size_t)in_folio * b->size;
 }
 
-/* Up to FREE_GROUP objects from *head on, as words of bits in out[];
- * returns how many words, and leaves *head at the first object not taken.
- * A pointer that starts no object, or an object twice in the list, ends
- * in pm_fatal.  Each word's line is fetched while the walk goes on. */
+/* Up to FREE_GROUP objects of bin from *head on, as words of bits in
+ * out[]; returns how many words, and leaves *head at the first object not
+ * taken.  A pointer that starts no object, or an object twice in the list,
+ * ends in pm_fatal; so does one whose chunk the table gives to no bin or
+ * another: freed twice, its chunk went back between the frees, and its
+ * folio record would be read from what the chunk holds now.  Each word's
+ * line is fetched while the walk goes on. */
 #define FREE_GROUP 64
 
-static unsigned gather(const struct pm_bin *b, void **head, struct freeing *out, const char *call)
+static unsigned gather(unsigned bin, const struct pm_bin *b, void **head, struct freeing *out, const char *call)
 {
     /* Objects of one chunk share a word when their numbers do above the
      * low word_log bits: the folio's size in objects up to 64, since
@@ -758,6 +761,8 @@ static unsigned gather(const struct pm_bin *b, void **head, struct freeing *out,
             n++;
             continue;
         }
+        if (pm_unlikely(pm_bin_of_addr((uintptr_t)p) != bin))
+            pm_fatal(call, p, "double free");
         if (k) {
             out[k - 1].mask = mask;
             out[k - 1].n = n;
@@ -947,7 +952,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
     pm_count_bin(bin, PM_EV_folio_frees);
     while (head) {
         struct freeing group[FREE_GROUP];
-        unsigned words = gather(b, &head, group, call), n = 0;
+        unsigned words = gather(bin, b, &head, group, call), n = 0;
         __builtin_prefetch(s, 1);
         pm_lock_take(bin_lock(bin));
         struct pm_folio *run = 0;

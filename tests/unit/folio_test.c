@@ -193,6 +193,19 @@ static void free_interior(void *p)
     give(one, 1);
 }
 
+/* An object of the 256-byte bin freed again once its chunk left that bin
+ * (and may be this test's bin's now): its folio record would be read from
+ * the chunk as it is now.  Its page is made writable first, wherever the
+ * pool left it unmapped or inaccessible, for the link the free writes. */
+static void free_after_leaving(void *p)
+{
+    void *page = (void *)((uintptr_t)p & ~(uintptr_t)(PM_PAGE - 1));
+    if (mmap(page, PM_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != page)
+        CHECK(!mprotect(page, PM_PAGE, PROT_READ | PROT_WRITE));
+    pm_link_set(p, 0);
+    pm_folio_free_list(pm_bin_of_small(256), p, "free");
+}
+
 /* Whether any whole page of `page` bytes between from and to is
  * resident: free objects keep their PM_PAGE pages until a release, which
  * gives back the kernel's whole pages (pm_os_page), larger ones where the
@@ -435,6 +448,8 @@ int main(void)
     snprintf(middle, sizeof middle, "free(%p): double free", objs[3 * n]);
     check_fatal(free_cycle, &objs[3 * n], middle);
     check_fatal(free_interior, objs[3 * n + 1], "pointer inside an object");
+    snprintf(middle, sizeof middle, "free(%p): double free", big[5]);
+    check_fatal(free_after_leaving, big[5], middle);
     check_settle_per_thread();
     check_release();
     check_release_reach();
