@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* alloc-test-style (ITHare's alloc-test; allocator-benchmarking-study.txt
- * section 4): each thread keeps a working set of slots and replaces a
- * random one at every step with an object whose size follows a Pareto law
- * (most small, a few large) up to 1 KiB. */
+/* alloc-test-style (ITHare's alloc-test; The Quest for Memory
+ * Allocation Efficiency, section 4): each thread keeps a working set of
+ * slots and replaces a random one at every step with an object whose
+ * size follows a Pareto law (most small, a few large) up to 1 KiB. */
 #include "common.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cache-thrash and cache-scratch (Hoard; scalloc-oopsla2015.txt section
+/* cache-thrash and cache-scratch (Hoard; the scalloc paper section
  * 7.4): does the allocator put small objects used by different threads
  * in one cache line?
  *   mode=active   (cache-thrash) each thread allocates its own small

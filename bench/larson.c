@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* larson (Larson and Krishnan; supermalloc-ismm2015.txt section 9,
- * scalloc-oopsla2015.txt section 7.2): a server simulation.  Each thread
+/* larson (Larson and Krishnan; the SuperMalloc paper section 9,
+ * the scalloc paper section 7.2): a server simulation.  Each thread
  * owns an array of objects of random sizes, repeatedly frees a random one
  * and allocates a replacement, then hands the whole array to a new thread
  * it starts, and ends.  The main thread allocates the first arrays, so

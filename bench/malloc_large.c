@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* malloc-large (mimalloc-bench; allocator-benchmarking-study.txt section
- * 4): a few live buffers of several MiB, replaced one at a time at random,
- * each written once a page so that its memory is really used. */
+/* malloc-large (mimalloc-bench; The Quest for Memory Allocation
+ * Efficiency, section 4): a few live buffers of several MiB, replaced
+ * one at a time at random, each written once a page so that its memory
+ * is really used. */
 #include "common.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* malloc-test (Lever and Boreham; see supermalloc-ismm2015.txt section 9):
+/* malloc-test (Lever and Boreham; see the SuperMalloc paper section 9):
  * K producer threads allocate, K consumer threads free.
  *   mode=original  each producer/consumer pair shares an array of 4096
  *                  slots; the producer fills empty slots, the consumer

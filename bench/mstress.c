@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* mstress-style (mimalloc-bench; allocator-benchmarking-study.txt section
- * 4): power-of-two sizes, small ones likelier; objects move between
- * threads through a shared array; the threads do unequal amounts of work;
- * all threads end after each phase and new ones start, while the objects
- * in the shared array live on into the next phase. */
+/* mstress-style (mimalloc-bench; The Quest for Memory Allocation
+ * Efficiency, section 4): power-of-two sizes, small ones likelier;
+ * objects move between threads through a shared array; the threads do
+ * unequal amounts of work; all threads end after each phase and new
+ * ones start, while the objects in the shared array live on into the
+ * next phase. */
 #include "common.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* shbench-style (MicroQuill's sh6bench and sh8bench;
- * jemalloc-bsdcan2006.txt "Experiments", allocator-benchmarking-study.txt
- * section 4, scalloc-oopsla2015.txt section 7.2).  Each thread allocates
+/* shbench-style (MicroQuill's sh6bench and sh8bench; the jemalloc
+ * paper's "Experiments", The Quest for Memory Allocation Efficiency
+ * section 4, the scalloc paper section 7.2).  Each thread allocates
  * groups of equal-size objects, more of them when they are small; a
  * quarter of each group is kept, replacing older kept objects, and the
  * rest is freed, the second half last-in first-out and the first half in

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* SuperServer (supermalloc-ismm2015.txt section 9): a server whose object
+/* SuperServer (the SuperMalloc paper section 9): a server whose object
  * sizes spread over a wide range.  For each allocation k counts tails in a
  * row of a fair coin (k >= kmin, so k = kmin with probability 1/2, kmin+1
  * with 1/4, ...; capped at kmax) and the size is uniform in [2^k, 2^(k+1)).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* threadtest (Hoard; scalloc-oopsla2015.txt section 7.2): every thread
+/* threadtest (Hoard; the scalloc paper section 7.2): every thread
  * allocates a round of same-size objects, then frees them all, many rounds.
  * The work is thread-local; the total is fixed, split among the threads. */
 #include "common.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Vyukov's chain, the footprint test of supermalloc-ismm2015.txt section 9:
+/* Vyukov's chain, the footprint test of the SuperMalloc paper section 9:
  * thread 0 allocates a batch of objects of random sizes under 4 KiB and
  * hands it to thread 1, which frees it all, allocates its own batch and
  * hands that to thread 2, and so on.  Only one batch is alive at a time,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* xmalloc-style (Lever and Boreham's xmalloc-test, the repository
- * malloc-test comes from; supermalloc-ismm2015.txt section 9): every
+ * malloc-test comes from; the SuperMalloc paper section 9): every
  * thread allocates batches of objects of random sizes and sends each batch
  * to a random other thread, which verifies and frees it, so nearly every
  * free is remote and every thread both allocates and frees. */

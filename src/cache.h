@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The shared cache levels of each bin (supermalloc-ismm2015.txt section 8):
+/* The shared cache levels of each bin (the SuperMalloc paper section 8):
  * per CPU, two chains of about PM_CPU_LIST_BYTES; globally, up to 2P such
  * chains, each going back first to the CPU that handed it down.  Byte
  * budgets over all bins bound what they hold: PM_CPU_BUDGET a CPU, P times

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The chunk table: one 8-byte entry per chunk (PM_CHUNK) of the address
  * space, so that any pointer finds what its chunk holds in two loads and
- * no lock (supermalloc-ismm2015.txt section 2, with the table split in two
+ * no lock (the SuperMalloc paper section 2, with the table split in two
  * levels).
  *
  * The table covers the 47-bit user address space of x86-64.  With 5-level

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The global structure of each bin: folios of small, medium and large
- * objects, allocated fullest-first (supermalloc-ismm2015.txt sections 3-5).
+ * objects, allocated fullest-first (the SuperMalloc paper sections 3-5).
  *
  * Each chunk starts with PM_HEADER_PAGES of bookkeeping: a record per folio
  * with its free-object bitmap and its links in the bin's fullness lists

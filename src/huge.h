@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Huge objects: each a run of whole chunks from the chunk pool, as many as
- * hold the request (supermalloc-ismm2015.txt section 6, with the shared
+ * hold the request (the SuperMalloc paper section 6, with the shared
  * pool in place of its power-of-two free lists).  Only the pages asked for
  * are touched; an object's whole chunks, and a big one's last fraction,
  * may be huge pages when the huge object allocated before it was found

@@ -2,7 +2,7 @@
 /* Large objects: one per page-multiple slot of a large bin, placed at a
  * random cache-line offset inside the slot's first page so that large
  * objects do not all start on the same cache sets
- * (supermalloc-ismm2015.txt section 5).  They are cached like any bin's
+ * (the SuperMalloc paper section 5).  They are cached like any bin's
  * objects; the caches hold slot starts.
  *
  * An object at an offset (not at its slot's start) carries canaries in

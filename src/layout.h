@@ -2,7 +2,7 @@
 /* Geometry shared by the allocator and its size-class generator.
  * Chunks are PM_CHUNK bytes, aligned to their size, and hold objects of
  * one bin; their first pages hold the folio metadata so that data pages
- * can be uncommitted (supermalloc-ismm2015.txt sections 2-3). */
+ * can be uncommitted (the SuperMalloc paper sections 2-3). */
 #ifndef PM_LAYOUT_H
 #define PM_LAYOUT_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Size classes ("bins").  Every constant comes from tools/gen_sizeclasses.c,
- * which runs at build time (supermalloc-ismm2015.txt section 7).
+ * which runs at build time (the SuperMalloc paper section 7).
  *
  * Promises: pm_bin_of_small() maps a request of at most PM_LOOKUP_MAX
  * bytes to the bin whose objects are the smallest that hold it, as

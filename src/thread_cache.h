@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The per-thread cache: for each bin, the list malloc pops from and free
- * pushes to, and one spare full batch (supermalloc-ismm2015.txt section 8,
+ * pushes to, and one spare full batch (the SuperMalloc paper section 8,
  * made as lean as a thread-local pop and push).
  *
  * Promises: pm_tc_pop and pm_tc_push touch only this thread's data unless

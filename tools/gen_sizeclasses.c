@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The size-class generator (supermalloc-ismm2015.txt section 7, the
+/* The size-class generator (the SuperMalloc paper section 7, the
  * "metaprogram").  It chooses every bin, its folio and its cache sizes,
  * derives the multiply-and-shift constant that replaces division and the
  * object-start test, checks them for every offset in a chunk, and writes

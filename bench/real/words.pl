@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-# Allocation-heavy Perl in the spirit of the cca script of
-# jemalloc-bsdcan2006.txt ("Experiments"): generate text, split it with
-# regular expressions, count words in a hash, rewrite and sort them.
+# Allocation-heavy Perl in the spirit of the cca script of the jemalloc
+# paper (A Scalable Concurrent malloc(3) Implementation for FreeBSD,
+# "Experiments"): generate text, split it with regular expressions,
+# count words in a hash, rewrite and sort them.
 # Usage: perl words.pl SCALE.  The counts are checked against the
 # generator's.
 use strict;
