@@ -427,6 +427,10 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
     bin_dirty(s, -(long)reused);
     struct pm_folio *f = carved_folio(b, c, c->carved++);
     unsigned n = 1u << b->folio_log;
+    /* A chunk from the pool may hold its last owner's bytes in the
+     * record too: the state is set here, for a folio handed out whole
+     * goes on no list that would set it. */
+    f->state = TAKEN;
     f->nfree = n;
     for (unsigned w = 0; w < words_of(b); w++)
         f->free_bits[w] = n >= (w + 1) * 64 ? ~0ull : (1ull << n) - 1;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include "background.h"
+#include "chunk_pool.h"
 #include "chunk_table.h"
 #include "primalloc.h"
 #include "folio.h"
@@ -113,6 +114,37 @@ static void check_colors(void)
         pm_folio_free_list(bin, p, "free");
         pm_background_if_wanted();
     }
+    pm_folio_check();
+    _exit(0);
+}
+
+/* A chunk the pool hands out dirty holds what its last owner wrote, in
+ * its header too: a folio carved there and handed out whole is on no list
+ * all the same, so that a free files it.  The run here is filled with
+ * 32-bit ones, which read as a state on a list and as links to no folio.
+ * The 4 KiB aligned bin (a folio an object) has no chunk yet, so its
+ * first carve takes this run, the only whole one free. */
+static void check_dirty_carve(void)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid) {
+        int status;
+        CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        return;
+    }
+    unsigned page_bin = pm_pow2_bin_by_log[12];
+    size_t dirty;
+    uint32_t *run = pm_pool_take(2, PM_CHUNK, PM_TAG_HUGE, 2 * PM_CHUNK / PM_PAGE, &dirty);
+    CHECK(run);
+    for (size_t i = 0; i < 2 * PM_CHUNK / sizeof *run; i++)
+        run[i] = 1;
+    pm_pool_put(run, 2, 2 * PM_CHUNK);
+    unsigned got;
+    char *p = pm_folio_alloc(page_bin, 1, &got);
+    CHECK(got == 1 && p >= (char *)run && p < (char *)run + 2 * PM_CHUNK);
+    pm_link_set(p, 0);
+    pm_folio_free_list(page_bin, p, "free");
     pm_folio_check();
     _exit(0);
 }
@@ -359,6 +391,7 @@ int main(void)
      * after the other from one chunk, as the checks below expect. */
     cpu_b = cpu_b < 0 ? cpu_a : cpu_b;
     check_colors();
+    check_dirty_carve();
     check_lanes(pm_bin_of_small(128), cpu_a, cpu_b, 0);
     pthread_t t;
     CHECK(pthread_create(&t, 0, nothing, 0) == 0 && pthread_join(t, 0) == 0);
