@@ -50,8 +50,10 @@ static inline void *pm_alloc(size_t size, const char *call)
     return pm_left_settled(pm_alloc_big(size, call));
 }
 
-/* The fast free: p must be an object's start in a bin's chunk and, when
- * the caller states a size, no bigger than the object.  The chunk's bin
+/* The fast free: p must be an object's start in a bin's chunk (in the
+ * fast library, any pointer into a small or medium bin's objects:
+ * pm_tc_is_object) and, when the caller states a size, no bigger than the
+ * object.  The chunk's bin
  * tag (its bin's entry's offset, or 0 for any other chunk or memory)
  * addresses this thread's entry directly, which holds the bin's object
  * test and size; the entry of tag 0, and every entry before the thread

@@ -39,10 +39,11 @@
  * overwrite cannot aim a link at an address of its choosing.
  *
  * The fast library (built with PM_FAST) leaves out the free mark and the
- * links' encoding, and its thread lists the test of a freed object
- * against their head: links are stored as they are (the list end still
- * fails pm_link_ok, which serves as the empty test), no mark is written
- * or taken, pm_carries_mark is always 0.  The same source otherwise.
+ * links' encoding, its thread lists the test of a freed object against
+ * their head, and free's fast path the test that a pointer starts an
+ * object: links are stored as they are (the list end still fails
+ * pm_link_ok, which serves as the empty test), no mark is written or
+ * taken, pm_carries_mark is always 0.  The same source otherwise.
  *
  * Promises: pm_link_init has run before any link is written (the thread
  * cache calls it when a thread starts); a link read back with

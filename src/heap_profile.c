@@ -272,14 +272,16 @@ void pm_prof_totals(size_t *objects, size_t *bytes, size_t *lost)
  * pow2 home holds the object at offset align (at least 16): not a
  * multiple of the home's size, so not an object start.  A large home
  * holds it 16 bytes in (off every line, where large objects start) or,
- * for a bigger alignment, a page or more in (no slot starts there). */
+ * for a bigger alignment, a page or more in (no slot starts there).  The
+ * fast library's free has no object-start test (thread_cache.h), so there
+ * every home is large, where free takes the slow path. */
 static void *home_for(size_t size, size_t align, unsigned *bin, char **at)
 {
     size_t offset = align > PM_ALIGN ? align : PM_ALIGN;
-    unsigned small = size + offset <= PM_LOOKUP_MAX ? pm_bin_of_small(size + offset) : PM_NBINS;
+    unsigned small = PM_CHECKED && size + offset <= PM_LOOKUP_MAX ? pm_bin_of_small(size + offset) : PM_NBINS;
     if (small < PM_NBINS && 1ul << pm_bins[small].align_log >= align) {
         *bin = small;
-    } else if (size + offset <= 1ul << PM_POW2_MAX_LOG) {
+    } else if (PM_CHECKED && size + offset <= 1ul << PM_POW2_MAX_LOG) {
         *bin = pm_pow2_bin_by_log[64 - __builtin_clzl(size + offset - 1)];
     } else {
         if (offset > PM_ALIGN && offset < PM_PAGE)

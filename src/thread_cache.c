@@ -142,6 +142,17 @@ static void tc_exit(void *unused)
 static struct pm_tbin start_bins[PM_NBINS];
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 
+/* The limit of bin's entries for pm_tc_is_object: the bin's own for
+ * pm_divides; in the fast library, where the objects end, or 0 in a large
+ * bin. */
+static uint64_t entry_limit(unsigned bin)
+{
+    const struct pm_bin *b = &pm_bins[bin];
+    if (PM_CHECKED)
+        return b->limit;
+    return b->kind == PM_LARGE ? 0 : (uint64_t)b->objs_per_chunk * b->size;
+}
+
 static void make_start(void)
 {
     if (pthread_key_create(&exit_key, tc_exit))
@@ -151,7 +162,7 @@ static void make_start(void)
                                            .room = PM_TC_NEW_BIAS,
                                            .size = pm_bins[bin].size,
                                            .recip = pm_bins[bin].recip,
-                                           .limit = pm_bins[bin].limit};
+                                           .limit = entry_limit(bin)};
 }
 
 /* The state is set before pthread_setspecific, which may itself allocate:
@@ -529,7 +540,7 @@ void pm_tc_check(void)
         if (list_of(t) || room_of(t))
             granted += batch_bytes(bin);
         if (t->size != pm_bins[bin].size || t->recip != pm_bins[bin].recip ||
-            t->limit != pm_bins[bin].limit)
+            t->limit != entry_limit(bin))
             pm_fatal("thread cache check", 0, "object test differs from the bin's");
         void *spare = pm_tc.spares[bin];
         if (spare && checked_length(bin, spare, batch) != batch)

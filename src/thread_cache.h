@@ -38,7 +38,7 @@ struct pm_tbin {
                      none with an empty list until the thread first
                      allocates or frees in this bin (again after a flush),
                      so that this takes the slow path */
-    /* The bin's object size and object test (pm_divides), copied when the
+    /* The bin's object size and object test (pm_tc_is_object), set when the
      * thread starts: free reads them from the line it touches anyway, and
      * needs no address of the bin's struct pm_bin.  Zero until then, which
      * fails every pointer. */
@@ -184,11 +184,15 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
     return pm_tc_pop_from(pm_tc_bin(bin), call);
 }
 
-/* Whether an object of t's bin starts at rel (pm_divides); never before
- * the thread has started, nor for the entry of tag 0. */
+/* Whether free may push a pointer at rel onto t's list: an object of t's
+ * bin starts there (pm_divides).  The fast library leaves this test out:
+ * there, any offset below the end of the bin's objects passes, and no
+ * offset in a large bin, whose objects lie at offsets from their slots
+ * (thread_cache.c).  Never before the thread has started, nor for the entry
+ * of tag 0. */
 static inline int pm_tc_is_object(pm_tbin_fs *t, uint32_t rel)
 {
-    return pm_divides(rel, t->recip, t->limit);
+    return PM_CHECKED ? pm_divides(rel, t->recip, t->limit) : rel < t->limit;
 }
 
 /* Puts p at the head of t's list; the caller has taken its room. */
