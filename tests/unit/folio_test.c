@@ -90,18 +90,11 @@ static void check_lanes(unsigned lane_bin, int cpu_a, int cpu_b, int threaded)
 
 /* The first objects of the first 16 bins, each from its bin's first
  * folio, lie at 16 different pages of a 128 KiB stretch (a way of a 1 MiB
- * 8-way cache), not all at the same offset into their chunks.  In a
- * child, so that the chunks it takes leave no trace in the footprint the
- * checks after it expect. */
+ * 8-way cache), not all at the same offset into their chunks.  Run in a
+ * child, as the next check is, so that the chunks it takes leave no trace
+ * in the footprint the checks after it expect. */
 static void check_colors(void)
 {
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid) {
-        int status;
-        CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        return;
-    }
     uint32_t seen = 0;
     for (unsigned bin = 0; bin < 16; bin++) {
         unsigned got;
@@ -115,7 +108,6 @@ static void check_colors(void)
         pm_background_if_wanted();
     }
     pm_folio_check();
-    _exit(0);
 }
 
 /* A chunk the pool hands out dirty holds what its last owner wrote, in
@@ -126,13 +118,6 @@ static void check_colors(void)
  * first carve takes this run, the only whole one free. */
 static void check_dirty_carve(void)
 {
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid) {
-        int status;
-        CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        return;
-    }
     unsigned page_bin = pm_pow2_bin_by_log[12];
     size_t dirty;
     uint32_t *run = pm_pool_take(2, PM_CHUNK, PM_TAG_HUGE, 2 * PM_CHUNK / PM_PAGE, &dirty);
@@ -146,7 +131,6 @@ static void check_dirty_carve(void)
     pm_link_set(p, 0);
     pm_folio_free_list(page_bin, p, "free");
     pm_folio_check();
-    _exit(0);
 }
 
 /* A thread that allocates once: where the C library does not say
@@ -390,8 +374,8 @@ int main(void)
     /* This leaves the test pinned to cpu_a: fresh folios then come one
      * after the other from one chunk, as the checks below expect. */
     cpu_b = cpu_b < 0 ? cpu_a : cpu_b;
-    check_colors();
-    check_dirty_carve();
+    in_child(check_colors);
+    in_child(check_dirty_carve);
     check_lanes(pm_bin_of_small(128), cpu_a, cpu_b, 0);
     pthread_t t;
     CHECK(pthread_create(&t, 0, nothing, 0) == 0 && pthread_join(t, 0) == 0);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers for the module unit tests, beside the checks of tests/check.h
- * that every test uses: a runner for code that must end in pm_fatal, and
+ * that every test uses: runners for code that must end in pm_fatal or
+ * must leave no trace in the process, and
  * (in tests built with _GNU_SOURCE) pinning to one CPU, since the caches
  * and carving lanes follow the CPU. */
 #ifndef PM_UNIT_H
@@ -38,6 +39,20 @@ static inline void check_fatal(void (*fn)(void *), void *arg, const char *expect
         fprintf(stderr, "expected abort with \"%s\", got status %d and \"%s\"\n", expect, status, buf);
         exit(1);
     }
+}
+
+/* Runs fn in a child, whose changes to the allocator's state the checks
+ * after it then do not see; checks that it exits with 0. */
+static inline void in_child(void (*fn)(void))
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        fn();
+        _exit(0);
+    }
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 #ifdef _GNU_SOURCE
