@@ -30,8 +30,8 @@
  * small program maps little.
  * A reservation joins the pool as a free run with nothing committed.
  * A bin that holds few objects, or one that no reservation can serve, gets
- * a partial chunk instead when the pool has no free run: its 2 MiB of
- * address space are its own in the chunk table, but only their start is
+ * a partial chunk instead when the pool has no free run: the chunk's
+ * address space is its own in the chunk table, but only its start is
  * mapped, and the bin maps more as it carves (pm_pool_grow_chunk), so that
  * the address space held follows what the bins use, not how many there
  * are: under an address-space limit (RLIMIT_AS) every mapped byte counts.

@@ -15,11 +15,11 @@
 #define pm_likely(x) __builtin_expect(!!(x), 1)
 #define pm_unlikely(x) __builtin_expect(!!(x), 0)
 
-/* The kernel's page size (PM_PAGE at least), read at the first call: 4,
- * 16 or 64 KiB.  Folios, large classes and objects are laid out in
- * PM_PAGE units whatever it is; what asks the kernel for pages (purges,
- * guard pages, page-aligned requests) follows this one.  A test build
- * forces it larger than the kernel's (PM_TEST_KERNEL_PAGE). */
+/* The kernel's page size (PM_PAGE at least, larger on some aarch64
+ * kernels), read at the first call.  Folios, large classes and objects
+ * are laid out in PM_PAGE units whatever it is; what asks the kernel for
+ * pages (purges, guard pages, page-aligned requests) follows this one.  A
+ * test build forces it larger than the kernel's (PM_TEST_KERNEL_PAGE). */
 size_t pm_os_page(void);
 
 /* size bytes aligned to align (a power of two, at least a page); NULL when
