@@ -104,11 +104,14 @@ static void *allocate(const struct kind *k)
     return p;
 }
 
-/* How many of a kind: few big ones, each sampled with probability
- * 1 - exp(-size / RATE). */
+enum { MOST = 4000 };
+
+/* How many of a kind: enough that their bytes make 40 samples expected (a
+ * kind goes unsampled once in e^40 runs), at least 16, at most MOST. */
 static int count(const struct kind *k)
 {
-    return k->size > (64 << 10) ? 16 : 400;
+    size_t n = 40 * RATE / k->size;
+    return n < 16 ? 16 : n > MOST ? MOST : (int)n;
 }
 
 /* Every bin kind, large and huge objects, aligned or not: each is sampled
@@ -121,8 +124,8 @@ static void check_kinds(void)
         {8192, 8192}, {20000, 0},  {20000, 4096}, {1000000, 0},      {1000000, 4096}, {3 << 20, 0},
         {3 << 20, 1}, {100, 16384}, {5 << 20, 1 << 22},
     };
-    enum { NK = sizeof kinds / sizeof kinds[0], N = 400 };
-    static void *objs[NK][N];
+    enum { NK = sizeof kinds / sizeof kinds[0] };
+    static void *objs[NK][MOST];
     for (int k = 0; k < NK; k++) {
         int sampled = 0;
         for (int i = 0; i < count(&kinds[k]); i++) {
