@@ -4,12 +4,17 @@
  * C that any other 64-bit target compiles with.
  *
  * Promises, on every architecture:
- *   PM_ARCH_TP          a qualifier for pointers made by PM_ARCH_TP_AT;
- *   PM_ARCH_TP_AT(v, at) the address of byte `at` of the initial-exec
- *                       thread variable v, as a PM_ARCH_TP-qualified
- *                       address (on x86-64 an offset from the thread
- *                       pointer, so that no instruction reads the pointer
- *                       itself; elsewhere a plain address);
+ *   PM_ARCH_TP          a qualifier for pointers made by PM_ARCH_TP_REL;
+ *   PM_ARCH_TP_OFFSET(v) the offset of the initial-exec thread variable v
+ *                       from this thread's base, the same in every thread;
+ *   PM_ARCH_TP_REL(v, off) the address at offset `off` from this thread's
+ *                       base, as a PM_ARCH_TP-qualified address (on x86-64
+ *                       the offset itself, from the thread pointer, so that
+ *                       no instruction reads the pointer; elsewhere a plain
+ *                       address from the thread pointer, or from v where
+ *                       the compiler does not give the thread pointer);
+ *   PM_ARCH_TP_AT(v, at) PM_ARCH_TP_REL at byte `at` of v;
+ *   pm_arch_below(x, b) whether x < *b, with *b read as an acquire load;
  *   pm_arch_take(w, v)  xors v into the 32-bit word at w and returns
  *                       whether that left 0 (the word held v); a word
  *                       that did not hold v is left as it was;
@@ -36,17 +41,36 @@ typedef uint32_t pm_arch_word32 __attribute__((may_alias));
 
 #if defined(__x86_64__)
 
-/* %fs holds the thread pointer; pm_tc's offset from it is a GOT entry
- * (an immediate once linked into a program).  ThreadSanitizer takes an
- * %fs-relative address for a plain one, so its builds address plainly. */
+/* %fs holds the thread pointer; a thread variable's offset from it is a
+ * GOT entry (an immediate once linked into a program).  ThreadSanitizer
+ * takes an %fs-relative address for a plain one, and sees no load in an
+ * asm, so its builds take the portable forms. */
 #ifndef PM_ARCH_TSAN
 #define PM_ARCH_TP __seg_fs
+#define PM_ARCH_TP_OFFSET(v)                                          \
+    ({                                                                \
+        uintptr_t off_;                                               \
+        __asm__("movq " #v "@gottpoff(%%rip), %0" : "=r"(off_));      \
+        off_;                                                         \
+    })
+#define PM_ARCH_TP_REL(v, off) ((uintptr_t)(off))
 #define PM_ARCH_TP_AT(v, at)                                          \
     ({                                                                \
         uintptr_t at_ = (at);                                         \
         __asm__("addq " #v "@gottpoff(%%rip), %0" : "+r"(at_));       \
         at_;                                                          \
     })
+
+/* Every load acquires on x86-64, and a compare reads its operand from
+ * memory: one instruction, where the compilers load an atomic first.  The
+ * clobber keeps the loads after it below it. */
+static inline int pm_arch_below(uint64_t x, const uint64_t *b)
+{
+    int below;
+    __asm__ volatile("cmpq %2, %1" : "=@ccb"(below) : "r"(x), "m"(*b) : "memory");
+    return below;
+}
+#define PM_ARCH_HAS_BELOW 1
 #endif
 
 /* One xor to memory clears the word and sets the zero flag, where the
@@ -132,9 +156,21 @@ static inline uint64_t pm_arch_ticks(void)
 
 #endif
 
-/* The portable forms. */
+/* The portable forms: from the thread pointer where the compiler gives
+ * it (the offsets of initial-exec variables from it are fixed), and
+ * otherwise from v itself, which every offset is then relative to. */
 #ifndef PM_ARCH_TP
 #define PM_ARCH_TP
+#if defined(__has_builtin) && !defined(PM_ARCH_TSAN)
+#if __has_builtin(__builtin_thread_pointer) && (defined(__aarch64__) || defined(__riscv))
+#define PM_ARCH_TP_OFFSET(v) ((uintptr_t)&(v) - (uintptr_t)__builtin_thread_pointer())
+#define PM_ARCH_TP_REL(v, off) ((uintptr_t)__builtin_thread_pointer() + (off))
+#endif
+#endif
+#ifndef PM_ARCH_TP_OFFSET
+#define PM_ARCH_TP_OFFSET(v) ((void)&(v), (uintptr_t)0)
+#define PM_ARCH_TP_REL(v, off) ((uintptr_t)&(v) + (off))
+#endif
 #define PM_ARCH_TP_AT(v, at) ((uintptr_t)&(v) + (at))
 #endif
 
@@ -145,6 +181,13 @@ static inline uint64_t pm_arch_ticks(void)
 #endif
 #ifndef PM_ARCH_CONTEXT_WROTE
 #define PM_ARCH_CONTEXT_WROTE(uc) ((void)(uc), -1)
+#endif
+
+#ifndef PM_ARCH_HAS_BELOW
+static inline int pm_arch_below(uint64_t x, const uint64_t *b)
+{
+    return x < __atomic_load_n(b, __ATOMIC_ACQUIRE);
+}
 #endif
 
 #ifndef PM_ARCH_HAS_TAKE

@@ -115,8 +115,8 @@ static __attribute__((noinline)) void *new_refill(pm_tbin_fs *t, size_t size, in
 
 static inline void *new_with_handler(size_t size, size_t align, int nothrow)
 {
-    if (!align && pm_likely(size <= PM_LOOKUP_MAX)) {
-        pm_tbin_fs *t = pm_alloc_entry(size);
+    if (!align && pm_likely(pm_tc_looks_up(size))) {
+        pm_tbin_fs *t = pm_tc_entry_of_size(size);
         void *p = pm_tc_take(t);
         return pm_likely(p) ? p : new_refill(t, size, nothrow);
     }

@@ -23,13 +23,6 @@
 #include "slow_paths.h"
 #include "thread_cache.h"
 
-/* This thread's entry for the bin of a request of at most PM_LOOKUP_MAX
- * bytes. */
-static inline pm_tbin_fs *pm_alloc_entry(size_t size)
-{
-    return pm_tc_scaled(pm_scaled_bin_of_small(size));
-}
-
 /* Every malloc and free finds its thread with nothing left to settle
  * (background.h) and leaves it so: debug builds check both ends, which
  * catches a path that forgets its settle in the call itself, or, for the
@@ -45,8 +38,10 @@ static inline void *pm_left_settled(void *p)
 static inline void *pm_alloc(size_t size, const char *call)
 {
     PM_ASSERT(pm_background_settled());
-    if (pm_likely(size <= PM_LOOKUP_MAX))
-        return pm_left_settled(pm_tc_pop_from(pm_alloc_entry(size), call));
+    if (pm_likely(pm_tc_looks_up(size)))
+        return pm_left_settled(pm_tc_pop_from(pm_tc_entry_of_size(size), call));
+    if (size <= PM_LOOKUP_MAX)
+        return pm_left_settled(pm_tc_pop_first(size, call));
     return pm_left_settled(pm_alloc_big(size, call));
 }
 

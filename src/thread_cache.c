@@ -153,6 +153,23 @@ static uint64_t entry_limit(unsigned bin)
     return b->kind == PM_LARGE ? 0 : (uint64_t)b->objs_per_chunk * b->size;
 }
 
+_Alignas(64) int32_t pm_tc_entry_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
+uint64_t pm_tc_lookup_end;
+
+/* The entries' offsets, from pm_tc's: a static TLS block lies within
+ * 2 GiB of the thread's base. */
+static void make_lookup(void)
+{
+    intptr_t base = (intptr_t)PM_ARCH_TP_OFFSET(pm_tc) + (intptr_t)sizeof(struct pm_tbin);
+    for (size_t i = 0; i < sizeof pm_tc_entry_by_16 / sizeof *pm_tc_entry_by_16; i++) {
+        intptr_t off = base + pm_scaled_bin_by_16[i];
+        if (off != (int32_t)off)
+            pm_fatal("malloc", 0, "thread cache too far from the thread pointer");
+        pm_tc_entry_by_16[i] = (int32_t)off;
+    }
+    __atomic_store_n(&pm_tc_lookup_end, PM_LOOKUP_MAX + 1, __ATOMIC_RELEASE);
+}
+
 static void make_start(void)
 {
     if (pthread_key_create(&exit_key, tc_exit))
@@ -163,6 +180,7 @@ static void make_start(void)
                                            .size = pm_bins[bin].size,
                                            .recip = pm_bins[bin].recip,
                                            .limit = entry_limit(bin)};
+    make_lookup();
 }
 
 /* The state is set before pthread_setspecific, which may itself allocate:
@@ -333,6 +351,12 @@ void *pm_tc_refill(pm_tbin_fs *t, const char *call)
                   : refill(bin, call, __builtin_return_address(0));
     pm_background_if_wanted();
     return p;
+}
+
+void *pm_tc_pop_first(size_t size, const char *call)
+{
+    pthread_once(&start_once, make_start);
+    return pm_tc_pop_from(pm_tc_entry_of_size(size), call);
 }
 
 /* Whether p, freed by a new thread, goes home (cache_policy.h): only

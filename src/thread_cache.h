@@ -127,6 +127,30 @@ static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
     return pm_tc_scaled(bin * PM_BIN_STRIDE);
 }
 
+/* For a request of at most PM_LOOKUP_MAX bytes, by (size + 15) / 16: the
+ * offset of this thread's entry of its bin from the thread's base
+ * (arch.h), the same in every thread, so that malloc adds no offset of
+ * pm_tc.  All are made before pm_tc_lookup_end turns from 0 to
+ * PM_LOOKUP_MAX + 1, at the process's first malloc or thread start; until
+ * then, every request takes malloc's slow path (pm_tc_pop_first). */
+#pragma GCC visibility push(hidden)
+extern int32_t pm_tc_entry_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
+extern uint64_t pm_tc_lookup_end;
+#pragma GCC visibility pop
+
+/* Whether the table above has size's entry. */
+static inline int pm_tc_looks_up(size_t size)
+{
+    return pm_arch_below(size, &pm_tc_lookup_end);
+}
+
+/* This thread's entry for a request of size bytes, which pm_tc_looks_up. */
+static inline pm_tbin_fs *pm_tc_entry_of_size(size_t size)
+{
+    PM_ASSERT(size <= PM_LOOKUP_MAX && pm_tc_lookup_end);
+    return (pm_tbin_fs *)PM_ARCH_TP_REL(pm_tc, pm_tc_entry_by_16[(size + 15) >> 4]);
+}
+
 /* What pm_tc_take could not do: refills t's list when it is empty, and
  * otherwise reports its head, whose link failed its check or which lacks
  * the mark, and aborts; for the zero entry, a zero-size object.  t: the bin's entry, from pm_tc_bin; call: the
@@ -183,6 +207,10 @@ static inline void *pm_tc_pop(unsigned bin, const char *call)
 {
     return pm_tc_pop_from(pm_tc_bin(bin), call);
 }
+
+/* pm_tc_pop_from for a request of at most PM_LOOKUP_MAX bytes that
+ * pm_tc_looks_up refused: the table is made first. */
+void *pm_tc_pop_first(size_t size, const char *call);
 
 /* Whether free may push a pointer at rel onto t's list: an object of t's
  * bin starts there (pm_divides).  The fast library leaves this test out:

@@ -133,6 +133,19 @@ static void realloc_freed(void *p)
  * just before it exits. */
 static size_t held_at_exit;
 
+/* Malloc's table of entries by size, once the first malloc has made it:
+ * each size finds its bin's entry, in whichever thread asks; 0 the zero
+ * entry; nothing above PM_LOOKUP_MAX. */
+static void *entries_by_size(void *unused)
+{
+    (void)unused;
+    CHECK(pm_tc_looks_up(PM_LOOKUP_MAX) && !pm_tc_looks_up(PM_LOOKUP_MAX + 1) && !pm_tc_looks_up(SIZE_MAX));
+    CHECK(pm_tc_entry_of_size(0) == pm_tc_scaled(PM_NBINS * PM_BIN_STRIDE));
+    for (size_t s = 1; s <= PM_LOOKUP_MAX; s++)
+        CHECK(pm_tc_entry_of_size(s) == pm_tc_bin(pm_bin_of_small(s)));
+    return 0;
+}
+
 static void *worker(void *arg)
 {
     unsigned bin = pm_bin_of_small(48);
@@ -428,7 +441,12 @@ int main(void)
      * caches take a slot for each CPU allowed at their first use, which
      * comes first. */
     two_cpus(cpu);
+    CHECK(!pm_tc_looks_up(0));
     pm_free(pm_malloc(1));
+    entries_by_size(0);
+    pthread_t t;
+    CHECK(pthread_create(&t, 0, entries_by_size, 0) == 0);
+    CHECK(pthread_join(t, 0) == 0);
     pin(cpu[0]);
     first_lists_short();
     sends_home();
@@ -436,7 +454,6 @@ int main(void)
     unsigned bin = pm_bin_of_small(48);
     size_t batch = pm_bins[bin].batch;
     void **objs = pm_malloc(5 * batch * sizeof(void *));
-    pthread_t t;
     CHECK(pthread_create(&t, 0, worker, objs) == 0);
     CHECK(pthread_join(t, 0) == 0);
     /* At exit the thread's spare batch and its partial list, fewer than a
