@@ -36,9 +36,17 @@ struct pm_bin {
 };
 _Static_assert(sizeof(struct pm_bin) == PM_BIN_STRIDE, "a scaled bin is a description's offset");
 
+/* A table by request size, 0 to PM_LOOKUP_MAX, has an entry for each 16
+ * bytes: size's is pm_by_16(size). */
+#define PM_BY_16_ENTRIES ((PM_LOOKUP_MAX + 15) / 16 + 1)
+static inline size_t pm_by_16(size_t size)
+{
+    return (size + 15) >> 4;
+}
+
 #pragma GCC visibility push(hidden)
 extern const struct pm_bin pm_bins[PM_NBINS];
-extern const uint16_t pm_scaled_bin_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
+extern const uint16_t pm_scaled_bin_by_16[PM_BY_16_ENTRIES];
 extern const uint8_t pm_large_bin_by_pages[PM_LARGE_MAX_PAGES + 1];
 extern const uint8_t pm_pow2_bin_by_log[PM_POW2_MAX_LOG + 1];
 #pragma GCC visibility pop
@@ -49,7 +57,7 @@ extern const uint8_t pm_pow2_bin_by_log[PM_POW2_MAX_LOG + 1];
 static inline unsigned pm_scaled_bin_of_small(size_t size)
 {
     PM_ASSERT(size <= PM_LOOKUP_MAX);
-    return pm_scaled_bin_by_16[(size + 15) >> 4];
+    return pm_scaled_bin_by_16[pm_by_16(size)];
 }
 
 static inline unsigned pm_bin_of_small(size_t size)

@@ -153,7 +153,7 @@ static uint64_t entry_limit(unsigned bin)
     return b->kind == PM_LARGE ? 0 : (uint64_t)b->objs_per_chunk * b->size;
 }
 
-_Alignas(64) int32_t pm_tc_entry_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
+_Alignas(64) int32_t pm_tc_entry_by_16[PM_BY_16_ENTRIES];
 uint64_t pm_tc_lookup_end;
 
 /* The entries' offsets, from pm_tc's: a static TLS block lies within
@@ -161,7 +161,7 @@ uint64_t pm_tc_lookup_end;
 static void make_lookup(void)
 {
     intptr_t base = (intptr_t)PM_ARCH_TP_OFFSET(pm_tc) + (intptr_t)sizeof(struct pm_tbin);
-    for (size_t i = 0; i < sizeof pm_tc_entry_by_16 / sizeof *pm_tc_entry_by_16; i++) {
+    for (size_t i = 0; i < PM_BY_16_ENTRIES; i++) {
         intptr_t off = base + pm_scaled_bin_by_16[i];
         if (off != (int32_t)off)
             pm_fatal("malloc", 0, "thread cache too far from the thread pointer");

@@ -127,14 +127,14 @@ static inline pm_tbin_fs *pm_tc_bin(unsigned bin)
     return pm_tc_scaled(bin * PM_BIN_STRIDE);
 }
 
-/* For a request of at most PM_LOOKUP_MAX bytes, by (size + 15) / 16: the
+/* For a request of at most PM_LOOKUP_MAX bytes, by pm_by_16: the
  * offset of this thread's entry of its bin from the thread's base
  * (arch.h), the same in every thread, so that malloc adds no offset of
  * pm_tc.  All are made before pm_tc_lookup_end turns from 0 to
  * PM_LOOKUP_MAX + 1, at the process's first malloc or thread start; until
  * then, every request takes malloc's slow path (pm_tc_pop_first). */
 #pragma GCC visibility push(hidden)
-extern int32_t pm_tc_entry_by_16[(PM_LOOKUP_MAX + 15) / 16 + 1];
+extern int32_t pm_tc_entry_by_16[PM_BY_16_ENTRIES];
 extern uint64_t pm_tc_lookup_end;
 #pragma GCC visibility pop
 
@@ -148,7 +148,7 @@ static inline int pm_tc_looks_up(size_t size)
 static inline pm_tbin_fs *pm_tc_entry_of_size(size_t size)
 {
     PM_ASSERT(size <= PM_LOOKUP_MAX && pm_tc_lookup_end);
-    return (pm_tbin_fs *)PM_ARCH_TP_REL(pm_tc, pm_tc_entry_by_16[(size + 15) >> 4]);
+    return (pm_tbin_fs *)PM_ARCH_TP_REL(pm_tc, pm_tc_entry_by_16[pm_by_16(size)]);
 }
 
 /* What pm_tc_take could not do: refills t's list when it is empty, and
