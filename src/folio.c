@@ -79,6 +79,7 @@ struct list {
 struct pm_bin_state {
     uint64_t nonempty;                         /* bit k: partial list k has a folio */
     size_t carved_folios;
+    size_t carved_objects;                     /* the objects of those folios */
     size_t taken;                              /* objects not free in their folios,
                                                   written under the lock and read
                                                   without it too (pm_folio_out) */
@@ -87,6 +88,7 @@ struct pm_bin_state {
     struct pm_chunk_header *wild[PM_CARVE_LANES]; /* chunks with folios not yet carved */
     size_t chunks;
     size_t used_folios; /* folios holding objects */
+    size_t used_bytes;  /* what their spans (folio_span) may commit */
     size_t dirty_bytes; /* this bin's share of the footprint's dirty bytes */
     unsigned release_list; /* the partial list the next release visit
                               starts at (0: the emptiest) */
@@ -240,11 +242,13 @@ static void bin_dirty(struct pm_bin_state *s, long bytes)
     pm_fp_dirty(bytes);
 }
 
-/* n folios of s started (or, n < 0, stopped) holding objects. */
-static void bin_used(struct pm_bin_state *s, const struct pm_bin *b, long n)
+/* A folio of s, whose span is `bytes`, started (n = 1) or stopped
+ * (n = -1) holding objects. */
+static void bin_used(struct pm_bin_state *s, long n, size_t bytes)
 {
     s->used_folios += (size_t)n;
-    pm_fp_inuse(n * (long)pm_folio_bytes(b));
+    s->used_bytes += (size_t)n * bytes;
+    pm_fp_inuse(n * (long)bytes);
     pm_stat_add(&pm_stats_global.folios_in_use, n);
 }
 
@@ -263,18 +267,46 @@ static size_t pages_up(size_t bytes)
     return (bytes + pm_os_page() - 1) & ~(pm_os_page() - 1);
 }
 
-/* The end of the folio carved k-th in a chunk of b, from the chunk's
- * start. */
-static size_t folio_end(const struct pm_bin *b, uint32_t k)
-{
-    return PM_DATA_START + ((b->first_folio + k) % pm_folios_per_chunk(b) + 1) * pm_folio_bytes(b);
-}
-
 /* The end of the last folio of a chunk of b, in whole pages of the
  * kernel: what lies after it is never used. */
 static size_t last_end(const struct pm_bin *b)
 {
-    return pages_up(PM_DATA_START + pm_folios_per_chunk(b) * pm_folio_bytes(b));
+    return pages_up(PM_DATA_START + (size_t)b->objs_per_chunk * b->size);
+}
+
+/* The start of folio i of a chunk of b, and its end: the next folio's
+ * start, or for the last folio last_end.  Where the chunk's data is no
+ * whole number of folios, the last one holds the objects that fit after
+ * the others (the generator's objs_per_chunk), fewer than a folio's. */
+static size_t folio_start(const struct pm_bin *b, uint32_t i)
+{
+    return PM_DATA_START + i * pm_folio_bytes(b);
+}
+
+static size_t folio_stop(const struct pm_bin *b, uint32_t i)
+{
+    size_t end = folio_start(b, i + 1), last = last_end(b);
+    return end < last ? end : last;
+}
+
+/* The end of the folio carved k-th in a chunk of b, from the chunk's
+ * start. */
+static size_t folio_end(const struct pm_bin *b, uint32_t k)
+{
+    return folio_stop(b, (b->first_folio + k) % pm_folios_per_chunk(b));
+}
+
+/* Folio f's bytes that may be committed (its span), and its objects. */
+static size_t folio_span(const struct pm_bin *b, const struct pm_folio *f)
+{
+    uint32_t i = (uint32_t)(f - chunk_of(f)->folios);
+    return folio_stop(b, i) - folio_start(b, i);
+}
+
+static unsigned folio_objects(const struct pm_bin *b, const struct pm_folio *f)
+{
+    uint32_t before = (uint32_t)(f - chunk_of(f)->folios) << b->folio_log, whole = 1u << b->folio_log;
+    return b->objs_per_chunk - before < whole ? b->objs_per_chunk - before : whole;
 }
 
 /* Sets what is mapped of c to [0, low) and [from, to), one piece when
@@ -299,8 +331,8 @@ static void least_pieces(const struct pm_bin *b, uint32_t k, size_t *low, size_t
 {
     uint32_t n = pm_folios_per_chunk(b), past = b->first_folio + k > n ? b->first_folio + k - n : 0;
     size_t header = pages_up(offsetof(struct pm_chunk_header, folios) + n * sizeof(struct pm_folio));
-    *low = past ? pages_up(PM_DATA_START + past * pm_folio_bytes(b)) : header;
-    *from = (PM_DATA_START + b->first_folio * pm_folio_bytes(b)) & ~(pm_os_page() - 1);
+    *low = past ? pages_up(folio_start(b, past)) : header;
+    *from = folio_start(b, b->first_folio) & ~(pm_os_page() - 1);
     *to = past ? last_end(b) : pages_up(folio_end(b, k - 1));
     if (*from <= *low) {
         *low = *to > *low ? *to : *low;
@@ -332,7 +364,8 @@ static int grow(struct pm_chunk_header *c, size_t *end, size_t need, size_t most
  * it reaches it. */
 static int reach(const struct pm_bin *b, struct pm_chunk_header *c)
 {
-    size_t end = folio_end(b, c->carved), start = end - pm_folio_bytes(b), last = last_end(b);
+    size_t end = folio_end(b, c->carved), last = last_end(b);
+    size_t start = folio_start(b, (b->first_folio + c->carved) % pm_folios_per_chunk(b));
     if (end <= c->low || (start >= c->from && end <= c->to))
         return 1;
     if (start >= c->from)
@@ -422,19 +455,22 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         s->chunks++;
         pm_stat_add(&pm_stats_global.chunks, 1);
     }
-    size_t reused = c->dirty_tail < pm_folio_bytes(b) ? c->dirty_tail : pm_folio_bytes(b);
+    struct pm_folio *f = carved_folio(b, c, c->carved++);
+    size_t span = folio_span(b, f), reused = c->dirty_tail < span ? c->dirty_tail : span;
     c->dirty_tail -= reused;
     bin_dirty(s, -(long)reused);
-    struct pm_folio *f = carved_folio(b, c, c->carved++);
-    unsigned n = 1u << b->folio_log;
+    unsigned n = folio_objects(b, f);
     /* A chunk from the pool may hold its last owner's bytes in the
      * record too: the state is set here, for a folio handed out whole
      * goes on no list that would set it. */
     f->state = TAKEN;
     f->nfree = n;
-    for (unsigned w = 0; w < words_of(b); w++)
-        f->free_bits[w] = n >= (w + 1) * 64 ? ~0ull : (1ull << n) - 1;
+    for (unsigned w = 0; w < words_of(b); w++) {
+        unsigned in_word = n > w * 64 ? n - w * 64 : 0;
+        f->free_bits[w] = in_word >= 64 ? ~0ull : (1ull << in_word) - 1;
+    }
     s->carved_folios++;
+    s->carved_objects += n;
     return f;
 }
 
@@ -454,7 +490,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     f = s->dirty.first;
     if (f) {
         dirty_unlink(s, f);
-        bin_dirty(s, -(long)pm_folio_bytes(b));
+        bin_dirty(s, -(long)folio_span(b, f));
     } else if ((f = s->clean.first)) {
         unlink_from(&s->clean, f);
         *grew = 1;
@@ -466,7 +502,7 @@ static struct pm_folio *take_folio(struct pm_bin_state *s, const struct pm_bin *
     if (words_of(b) == 1)
         f->seen = f->released = 0;
     chunk_of(f)->used++;
-    bin_used(s, b, 1);
+    bin_used(s, 1, folio_span(b, f));
     return f;
 }
 
@@ -498,10 +534,11 @@ static int leave_bin(struct pm_bin_state *s, const struct pm_bin *b, struct pm_c
         PM_ASSERT(f->state == DIRTY || f->state == CLEAN);
         if (f->state == DIRTY) {
             dirty_unlink(s, f);
-            dirty += pm_folio_bytes(b);
+            dirty += folio_span(b, f);
         } else {
             unlink_from(&s->clean, f);
         }
+        s->carved_objects -= folio_objects(b, f);
     }
     bin_dirty(s, -(long)dirty);
     s->carved_folios -= c->carved;
@@ -558,12 +595,12 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
         return 0;
     }
     dirty_unlink(s, f);
-    bin_dirty(s, -(long)pm_folio_bytes(b));
+    bin_dirty(s, -(long)folio_span(b, f));
     struct pm_chunk_header *c = chunk_of(f);
     c->purging++;
     pm_lock_drop(bin_lock(bin));
     /* TAKEN: on no list, so no one touches it while its pages go back. */
-    pm_os_uncommit(folio_data(b, f), pm_folio_bytes(b));
+    pm_os_uncommit(folio_data(b, f), folio_span(b, f));
     pm_count(PM_EV_folio_purges);
     pm_lock_take(bin_lock(bin));
     push(&s->clean, f, CLEAN);
@@ -806,14 +843,14 @@ static void mark_free(const struct pm_bin *b, const struct freeing *x, const cha
 static int file_folio(struct pm_bin_state *s, const struct pm_bin *b, struct pm_folio *f,
                       uint32_t now, int last, struct leaving *out)
 {
-    if (f->nfree < 1u << b->folio_log) {
+    if (f->nfree < folio_objects(b, f)) {
         partial_push(s, b, f, last);
         return 0;
     }
     f->empty_since = now;
     dirty_push(s, f);
-    bin_used(s, b, -1);
-    bin_dirty(s, (long)pm_folio_bytes(b));
+    bin_used(s, -1, folio_span(b, f));
+    bin_dirty(s, (long)folio_span(b, f));
     struct pm_chunk_header *c = chunk_of(f);
     c->used--;
     return leave_bin(s, b, c, 0, out);
@@ -995,14 +1032,18 @@ static void check_folio(const struct pm_bin *b, unsigned bin, const struct pm_fo
                         enum folio_state state)
 {
     const struct pm_chunk_header *c = chunk_of(f);
-    unsigned objs = 1u << b->folio_log, bits = 0;
-    for (unsigned w = 0; w < words_of(b); w++)
+    unsigned objs = folio_objects(b, f), bits = 0;
+    for (unsigned w = 0; w < words_of(b); w++) {
         bits += (unsigned)__builtin_popcountll(f->free_bits[w]);
+        unsigned in_word = objs > w * 64 ? objs - w * 64 : 0;
+        if (in_word < 64 && f->free_bits[w] >> in_word)
+            check_failed(f, "free bits past the folio's objects");
+    }
     if (f->state != state)
         check_failed(f, "folio state disagrees with its list");
     if (bits != f->nfree)
         check_failed(f, "free count disagrees with the bitmap");
-    if (objs <= 64 && ((f->seen & ~f->free_word) || (f->released & ~f->seen)))
+    if (words_of(b) == 1 && ((f->seen & ~f->free_word) || (f->released & ~f->seen)))
         check_failed(f, "release marks not within the free bits");
     if (state == PARTIAL ? !f->nfree || f->nfree >= objs : f->nfree != objs)
         check_failed(f, "free count wrong for the folio's list");
@@ -1063,7 +1104,7 @@ void pm_folio_check(void)
         for (unsigned l = 0; l < PM_CARVE_LANES; l++)
             if (s->wild[l] && (!s->wild[l]->wild || s->wild[l]->carved > pm_folios_per_chunk(b)))
                 check_failed(s->wild[l], "wild chunk not marked or over-carved");
-        if (s->taken + free_objs > s->carved_folios * objs)
+        if (s->taken + free_objs > s->carved_objects)
             check_failed(s, "more objects taken and free than carved");
         pm_lock_drop(bin_lock(bin));
     }
@@ -1079,9 +1120,10 @@ void pm_folio_census(unsigned bin, struct pm_folio_census *out)
     const struct pm_bin_state *s = &bins[bin];
     pm_lock_take(bin_lock(bin));
     out->folios = s->carved_folios;
-    out->objects = s->carved_folios << pm_bins[bin].folio_log;
+    out->objects = s->carved_objects;
     out->free = out->objects - s->taken;
     out->folios_in_use = s->used_folios;
+    out->active = s->used_bytes;
     out->chunks = s->chunks;
     out->dirty = s->dirty_bytes;
     pm_lock_drop(bin_lock(bin));
@@ -1093,11 +1135,11 @@ void pm_folio_each_taken(unsigned bin, uintptr_t chunk, void (*fn)(void *ctx, vo
     const struct pm_bin *b = &pm_bins[bin];
     struct pm_chunk_header *c = (struct pm_chunk_header *)chunk;
     uint32_t folios = pm_folios_per_chunk(b);
-    unsigned objs = 1u << b->folio_log;
     pm_lock_take(bin_lock(bin));
     if (pm_bin_of_addr(chunk) == bin)
         for (uint32_t k = 0; k < folios; k++) {
             const struct pm_folio *f = &c->folios[k];
+            unsigned objs = folio_objects(b, f);
             /* Carved: among the first `carved` from first_folio on. */
             if ((k + folios - b->first_folio) % folios >= c->carved || f->nfree == objs)
                 continue;

@@ -74,6 +74,7 @@ struct pm_folio_census {
     size_t free;          /* how many of them are free in their folios */
     size_t folios;        /* folios carved in its chunks */
     size_t folios_in_use; /* how many of them hold objects */
+    size_t active;        /* what those folios may commit */
     size_t chunks;        /* chunks it holds */
     size_t dirty;         /* bytes of empty folios, and of its chunks' tails
                              not carved yet, that may be committed */

@@ -71,9 +71,11 @@ static inline size_t pm_folio_bytes(const struct pm_bin *b)
     return (size_t)b->size << b->folio_log;
 }
 
+/* A chunk's last folio holds what fits after the others: it may hold
+ * fewer objects than a folio's. */
 static inline uint32_t pm_folios_per_chunk(const struct pm_bin *b)
 {
-    return b->objs_per_chunk >> b->folio_log;
+    return (b->objs_per_chunk + (1u << b->folio_log) - 1) >> b->folio_log;
 }
 
 /* x * recip: x / size in the high half; in the low half a value below

@@ -66,9 +66,9 @@ void pm_stats_take(struct pm_snapshot *s)
         o->folios_in_use = c.folios_in_use;
         o->chunks = c.chunks;
         o->dirty = c.dirty;
-        o->committed = c.folios_in_use * pm_folio_bytes(b) + c.dirty;
+        o->committed = c.active + c.dirty;
         bin_bytes += o->in_use * b->size;
-        t->active += c.folios_in_use * pm_folio_bytes(b);
+        t->active += c.active;
         t->bins_chunks += c.chunks;
     }
     pm_counts_read(&s->events);

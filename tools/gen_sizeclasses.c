@@ -15,7 +15,8 @@
  *          chunk, handed out with a random cache-line offset;
  *  huge    anything bigger (not a bin: power-of-two chunk runs).
  * Folios are the fewest whole pages that hold a whole number of objects,
- * so no object straddles a folio end and no page end is wasted. */
+ * so no object straddles a folio end and no page end is wasted; a
+ * chunk's last folio may hold fewer, those that fit. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,10 +151,13 @@ static void add_bin(unsigned long size, int kind)
     if (b->objs_per_folio > PM_MAX_FOLIO_OBJS)
         die("too many objects per folio", size);
     log2_exact(b->objs_per_folio);
-    b->folios = (PM_CHUNK - PM_DATA_START) / b->folio_bytes;
-    if (b->folios == 0 || b->folios > PM_MAX_FOLIOS)
+    /* Where the data is no whole number of folios, the last folio holds
+     * the objects that fit after the others: under a huge page, the
+     * chunk's end would be committed whether objects lie there or not. */
+    b->objs_per_chunk = (PM_CHUNK - PM_DATA_START) / size;
+    b->folios = (b->objs_per_chunk + b->objs_per_folio - 1) / b->objs_per_folio;
+    if (b->objs_per_chunk < b->objs_per_folio || b->folios > PM_MAX_FOLIOS)
         die("folio does not fit a chunk", size);
-    b->objs_per_chunk = b->folios * b->objs_per_folio;
     /* Objects sit at chunk + PM_DATA_START + i * size. */
     unsigned long low = size & -size, data_low = PM_DATA_START & -PM_DATA_START;
     b->align = low < data_low ? low : data_low;
@@ -230,7 +234,7 @@ static void write_table(FILE *f)
                "|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < nbins; i++) {
         const struct bin *b = &bins[i];
-        unsigned long used = PM_DATA_START + b->folios * b->folio_bytes;
+        unsigned long used = PM_DATA_START + b->objs_per_chunk * b->size;
         fprintf(f, "| %d | %s | %lu | %lu | %lu | %lu | %lu KiB | %lu | %lu |\n", i,
                 kind_name[b->kind] + 3, b->size, b->folio_bytes, b->objs_per_folio,
                 b->objs_per_chunk, (PM_CHUNK - used) / 1024, b->batch, b->cpu_batches);

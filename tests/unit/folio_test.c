@@ -328,7 +328,9 @@ static void check_release(void)
 
 /* A folio of a fuller list is reached while an emptier one holds more
  * folios than a visit looks at: SPREAD folios of 320-byte objects keep
- * one object each, one more keeps 24. */
+ * one object each, one more keeps 24.  A list that runs from a chunk's
+ * last folio, of fewer objects, into another chunk's is not one run of
+ * objects: it stays taken. */
 #define SPREAD 130
 static void check_release_reach(void)
 {
@@ -336,17 +338,24 @@ static void check_release_reach(void)
     const struct pm_bin *m = &pm_bins[sb];
     unsigned n = 1u << m->folio_log;
     CHECK(n == 64 && pm_folio_bytes(m) > 2 * PM_PAGE);
+    CHECK(m->objs_per_chunk % n != 0);
     static void *objs[SPREAD + 1][64];
-    for (unsigned f = 0; f <= SPREAD; f++) {
-        unsigned got;
+    unsigned split = 0;
+    for (unsigned f = 0; f <= SPREAD;) {
+        unsigned got, whole = 1;
         void *head = pm_folio_alloc(sb, n, &got);
         CHECK(got == n);
         for (unsigned i = 0; i < n; i++, head = pm_link_next(head, "malloc")) {
             objs[f][i] = head;
-            CHECK((char *)head == (char *)objs[f][0] + (size_t)i * m->size);
+            whole &= (char *)head == (char *)objs[f][0] + (size_t)i * m->size;
         }
-        memset(objs[f][0], 1, pm_folio_bytes(m));
+        if (!whole) {
+            split++;
+            continue;
+        }
+        memset(objs[f++][0], 1, pm_folio_bytes(m));
     }
+    CHECK(split >= 1);
     for (unsigned f = 0; f < SPREAD; f++)
         give_run(sb, objs[f], 1, n);
     give_run(sb, objs[SPREAD], 1, 41);

@@ -29,9 +29,12 @@ static void test_bins(void)
         CHECK(pm_folio_bytes(b) % PM_PAGE == 0);
         CHECK(pm_folio_bytes(b) == n * b->size);
         CHECK(n <= PM_MAX_FOLIO_OBJS);
-        CHECK(PM_DATA_START + (size_t)pm_folios_per_chunk(b) * pm_folio_bytes(b) <= PM_CHUNK);
-        CHECK(PM_DATA_START + (size_t)(pm_folios_per_chunk(b) + 1) * pm_folio_bytes(b) > PM_CHUNK);
-        CHECK(b->objs_per_chunk == pm_folios_per_chunk(b) * n);
+        /* A chunk holds every object that fits; its last folio holds
+         * what the others leave, 1 to n objects. */
+        CHECK(PM_DATA_START + (size_t)b->objs_per_chunk * b->size <= PM_CHUNK);
+        CHECK(PM_DATA_START + (size_t)(b->objs_per_chunk + 1) * b->size > PM_CHUNK);
+        unsigned last = b->objs_per_chunk - (pm_folios_per_chunk(b) - 1) * n;
+        CHECK(last >= 1 && last <= n);
         /* size * recip exceeds 2^64 by 1 to size. */
         uint64_t e = (uint64_t)b->size * b->recip;
         CHECK((unsigned __int128)b->size * b->recip >> 64 == 1 && e >= 1 && e <= b->size);
