@@ -16,7 +16,7 @@ dumps=("$dir/api.heap" "$dir"/prof.*.0.heap "$dir"/prof.*.1.heap)
 [ ${#dumps[@]} -eq 3 ] && [ -f "${dumps[1]}" ] && [ -f "${dumps[2]}" ] || fail "dumps missing: $(ls "$dir")"
 for dump in "${dumps[@]}"; do
   text=$(google-pprof --text --show_bytes "$exe" "$dump" 2>/dev/null)
-  echo "== $dump"; echo "$text" | head -6
+  echo "== $dump"; head -6 <<<"$text"
   # Columns: flat flat% sum% cum cum% function.
   for site in "keep_most $most" "keep_rest $rest"; do
     read -r name want <<<"$site"
