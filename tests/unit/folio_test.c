@@ -326,11 +326,18 @@ static void check_release(void)
     pm_folio_check();
 }
 
+/* The number of the object at p in its chunk, of bin m. */
+static uint32_t object_number(const struct pm_bin *m, const void *p)
+{
+    return (uint32_t)((((uintptr_t)p & (PM_CHUNK - 1)) - PM_DATA_START) / m->size);
+}
+
 /* A folio of a fuller list is reached while an emptier one holds more
  * folios than a visit looks at: SPREAD folios of 320-byte objects keep
- * one object each, one more keeps 24.  A list that runs from a chunk's
- * last folio, of fewer objects, into another chunk's is not one run of
- * objects: it stays taken. */
+ * one object each, one more keeps 24.  A list that a chunk's last folio,
+ * of fewer objects, begins runs on into the next folio carved: it and
+ * what that folio has left stay taken, and the next list is a whole
+ * folio again. */
 #define SPREAD 130
 static void check_release_reach(void)
 {
@@ -342,14 +349,19 @@ static void check_release_reach(void)
     static void *objs[SPREAD + 1][64];
     unsigned split = 0;
     for (unsigned f = 0; f <= SPREAD;) {
-        unsigned got, whole = 1;
+        unsigned got;
         void *head = pm_folio_alloc(sb, n, &got);
         CHECK(got == n);
+        unsigned whole = object_number(m, head) % n == 0;
         for (unsigned i = 0; i < n; i++, head = pm_link_next(head, "malloc")) {
             objs[f][i] = head;
             whole &= (char *)head == (char *)objs[f][0] + (size_t)i * m->size;
         }
         if (!whole) {
+            uint32_t last = object_number(m, objs[f][n - 1]), end = (last / n + 1) * n;
+            unsigned rest = (end < m->objs_per_chunk ? end : m->objs_per_chunk) - last - 1;
+            if (rest)
+                CHECK(pm_folio_alloc(sb, rest, &got) && got == rest);
             split++;
             continue;
         }
