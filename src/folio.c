@@ -309,6 +309,13 @@ static unsigned folio_objects(const struct pm_bin *b, const struct pm_folio *f)
     return b->objs_per_chunk - before < whole ? b->objs_per_chunk - before : whole;
 }
 
+/* The bits of word w that stand for objects of a folio of n. */
+static uint64_t object_bits(unsigned n, unsigned w)
+{
+    unsigned in_word = n > w * 64 ? n - w * 64 : 0;
+    return in_word >= 64 ? ~0ull : (1ull << in_word) - 1;
+}
+
 /* Sets what is mapped of c to [0, low) and [from, to), one piece when
  * they meet. */
 static void set_pieces(struct pm_chunk_header *c, size_t low, size_t from, size_t to)
@@ -465,10 +472,8 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
      * goes on no list that would set it. */
     f->state = TAKEN;
     f->nfree = n;
-    for (unsigned w = 0; w < words_of(b); w++) {
-        unsigned in_word = n > w * 64 ? n - w * 64 : 0;
-        f->free_bits[w] = in_word >= 64 ? ~0ull : (1ull << in_word) - 1;
-    }
+    for (unsigned w = 0; w < words_of(b); w++)
+        f->free_bits[w] = object_bits(n, w);
     s->carved_folios++;
     s->carved_objects += n;
     return f;
@@ -1035,8 +1040,7 @@ static void check_folio(const struct pm_bin *b, unsigned bin, const struct pm_fo
     unsigned objs = folio_objects(b, f), bits = 0;
     for (unsigned w = 0; w < words_of(b); w++) {
         bits += (unsigned)__builtin_popcountll(f->free_bits[w]);
-        unsigned in_word = objs > w * 64 ? objs - w * 64 : 0;
-        if (in_word < 64 && f->free_bits[w] >> in_word)
+        if (f->free_bits[w] & ~object_bits(objs, w))
             check_failed(f, "free bits past the folio's objects");
     }
     if (f->state != state)
