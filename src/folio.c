@@ -424,11 +424,14 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
          * TLB entry) and a reservation of address space; a sparser one,
          * however many chunks it holds, would commit a whole chunk for a
          * few objects, and gets a partial chunk unless the pool has a
-         * whole one free. */
+         * whole one free.  PRIMALLOC_HUGE_PAGES decides the huge page; a
+         * chunk that is to be one is whole, for `always` the sparse bins'
+         * too. */
         int dense = s->taken >= DENSE_CHUNKS * (size_t)b->objs_per_chunk, partial;
+        int huge = pm_huge_pages_for(dense), reserve = (dense || huge) && pm_pool_ahead() >= PM_CHUNK;
         size_t dirty, low, from, to;
         least_pieces(b, 1, &low, &from, &to);
-        struct pm_chunk_header *fresh = pm_pool_take_chunk(low, from, to - from, dense && pm_pool_ahead() >= PM_CHUNK,
+        struct pm_chunk_header *fresh = pm_pool_take_chunk(low, from, to - from, reserve,
                                                            PM_BIN_TAG(bin), lane, &dirty, &partial);
         if (!fresh)
             return 0;
@@ -438,7 +441,6 @@ static struct pm_folio *carve(struct pm_bin_state *s, const struct pm_bin *b, un
         PM_ASSERT(!c || c->used + c->purging == c->carved);
         if (c)
             c->wild = 0;
-        int huge = pm_huge_pages_for(dense);
         if (partial) {
             pm_os_hugepage(fresh, low, 0);
             pm_os_hugepage((char *)fresh + from, to - from, 0);

@@ -77,6 +77,12 @@ static void free_inside(void *p)
 
 int main(void)
 {
+    /* A bin's first chunk, taken before the pool has a free one: not
+     * dense, so huge only under `always`. */
+    void *first = pm_malloc(3000);
+    CHECK(first && advice(first) == expected(0));
+    pm_free(first);
+
     unsigned char *p = pm_malloc(5 * MiB);
     CHECK(p && ((uintptr_t)p & (PM_CHUNK - 1)) == 0);
     struct pm_chunk_entry *e = pm_chunk_entry_of((uintptr_t)p);
