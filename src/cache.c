@@ -653,6 +653,12 @@ size_t pm_cache_metadata(void)
     return sizeof globals + sizeof global_locks + __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
 }
 
+const void *pm_cache_tables(size_t *len)
+{
+    *len = __atomic_load_n(&mapped_bytes, __ATOMIC_RELAXED);
+    return __atomic_load_n(&cpus, __ATOMIC_ACQUIRE);
+}
+
 static void check_failed(const void *where, const char *what)
 {
     pm_fatal("cache check", where, what);

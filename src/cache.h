@@ -84,6 +84,11 @@ void pm_cache_check(void);
 /* Bytes of the levels' own bookkeeping, static or mapped. */
 size_t pm_cache_metadata(void);
 
+/* The mapping of the levels' bookkeeping, or NULL before the first list
+ * reaches them; *len its bytes.  Its words hold addresses of free
+ * objects, and copies of them after the objects leave. */
+const void *pm_cache_tables(size_t *len);
+
 void pm_cache_prefork(void);
 void pm_cache_postfork(void);
 

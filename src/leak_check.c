@@ -44,7 +44,7 @@ struct sum {
 
 /* Ranges that are no roots though writable: the tables that hold
  * objects' addresses, and the check's own. */
-#define EXCLUDED 4
+#define EXCLUDED 5
 
 /* The check's state, at the start of the mapping that holds its tables:
  * its words hold objects' addresses, so it lies where no root is. */
@@ -110,6 +110,8 @@ static void gather(struct check *c)
     exclude(c, records, len);
     const void *tables = pm_prof_tables(&len);
     exclude(c, tables, len);
+    const void *caches = pm_cache_tables(&len);
+    exclude(c, caches, len);
 }
 
 static void sift(struct object *v, size_t i, size_t n)
@@ -246,16 +248,6 @@ static __attribute__((noinline)) uintptr_t stack_pointer(void)
     return (uintptr_t)__builtin_frame_address(0);
 }
 
-/* Zeroes the stack below the caller's frame, where earlier calls left
- * addresses of objects that the frames of later ones would otherwise show
- * as roots in the slots they do not write. */
-static __attribute__((noinline)) void clear_stack(void)
-{
-    volatile uintptr_t junk[2048];
-    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
-        junk[i] = 0;
-}
-
 /* Marks what the roots reach, then what that reaches: 0 when the maps
  * cannot be read. */
 static __attribute__((noinline)) int mark(struct check *c)
@@ -384,7 +376,7 @@ static struct check *map_check(size_t room)
  * folios settles (background.h) but with no thread to start or wake at
  * exit, the objects in use found and sorted, those other threads cache
  * marked: the check, or NULL when it cannot be mapped.  What this leaves
- * on the stack, clear_stack wipes. */
+ * on the stack, pm_os_wipe_stack wipes. */
 static __attribute__((noinline)) struct check *prepare(void)
 {
     pm_tc_flush();
@@ -405,7 +397,7 @@ static __attribute__((noinline)) struct check *prepare(void)
     return c;
 }
 
-/* The check, in a frame below the one clear_stack zeroed, so that its
+/* The check, in a frame below the one pm_os_wipe_stack zeroed, so that its
  * locals not yet written hold no address from the exit handlers that ran
  * before. */
 static __attribute__((noinline)) void check(int fd)
@@ -416,7 +408,7 @@ static __attribute__((noinline)) void check(int fd)
         say(fd, line, pm_text_str(line, "primalloc: leaks: no memory for the check"));
         return;
     }
-    clear_stack();
+    pm_os_wipe_stack();
     if (!mark(c)) {
         say(fd, line, pm_text_str(line, "primalloc: leaks: cannot read /proc/self/maps"));
     } else {
@@ -430,7 +422,7 @@ __attribute__((destructor)) static void check_at_exit(void)
 {
     int fd = on ? pm_os_file_fd(&err) : -1;
     if (fd >= 0) {
-        clear_stack();
+        pm_os_wipe_stack();
         check(fd);
     }
 }

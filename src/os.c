@@ -457,6 +457,13 @@ void pm_os_backtrace_prime(void)
     pm_os_backtrace(frame, 1);
 }
 
+__attribute__((noinline)) void pm_os_wipe_stack(void)
+{
+    volatile uintptr_t junk[2048];
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
+        junk[i] = 0;
+}
+
 typedef int (*clock_fn)(clockid_t, struct timespec *);
 
 /* The clock pm_os_now_ms reads: the vDSO's own clock_gettime where there

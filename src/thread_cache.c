@@ -9,6 +9,7 @@
 #include "folio.h"
 #include "guard.h"
 #include "heap_profile.h"
+#include "options.h"
 #include "zero.h"
 #include "purge.h"
 #include "thread_registry.h"
@@ -135,6 +136,12 @@ static void tc_exit(void *unused)
     PM_QUIET_END();
     __atomic_fetch_add(&shared_left, pm_tc.budget - PM_TC_OWN_BUDGET, __ATOMIC_RELAXED);
     pm_tc.budget = PM_TC_OWN_BUDGET;
+    /* The C library keeps a dead thread's stack mapped for its next
+     * thread, and the leak check scans it as it scans every writable
+     * mapping: the frames of the release and of the thread's frees hold
+     * addresses of objects that other threads may take and leak. */
+    if (pm_option(PM_OPT_LEAKS))
+        pm_os_wipe_stack();
 }
 
 /* The entries a thread starts with: each bin's object test, and a room
