@@ -42,6 +42,10 @@ struct sum {
     uint64_t samples, objects, bytes;
 };
 
+/* The stack below its frames that the check zeroes: deeper than
+ * primalloc's paths go. */
+#define WIPE_BYTES (16 << 10)
+
 /* Ranges that are no roots though writable: the tables that hold
  * objects' addresses, and the check's own. */
 #define EXCLUDED 5
@@ -408,7 +412,7 @@ static __attribute__((noinline)) void check(int fd)
         say(fd, line, pm_text_str(line, "primalloc: leaks: no memory for the check"));
         return;
     }
-    pm_os_wipe_stack();
+    pm_os_wipe_stack(WIPE_BYTES);
     if (!mark(c)) {
         say(fd, line, pm_text_str(line, "primalloc: leaks: cannot read /proc/self/maps"));
     } else {
@@ -422,7 +426,7 @@ __attribute__((destructor)) static void check_at_exit(void)
 {
     int fd = on ? pm_os_file_fd(&err) : -1;
     if (fd >= 0) {
-        pm_os_wipe_stack();
+        pm_os_wipe_stack(WIPE_BYTES);
         check(fd);
     }
 }

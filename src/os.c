@@ -457,11 +457,11 @@ void pm_os_backtrace_prime(void)
     pm_os_backtrace(frame, 1);
 }
 
-__attribute__((noinline)) void pm_os_wipe_stack(void)
+__attribute__((noinline)) void pm_os_wipe_stack(size_t bytes)
 {
-    volatile uintptr_t junk[2048];
-    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
-        junk[i] = 0;
+    volatile uintptr_t junk[bytes / sizeof(uintptr_t)], *w = junk;
+    for (size_t i = 0; i < bytes / sizeof(uintptr_t); i++)
+        w[i] = 0;
 }
 
 typedef int (*clock_fn)(clockid_t, struct timespec *);

@@ -224,10 +224,11 @@ static inline int pm_check_due(unsigned long *calls, unsigned every)
 int pm_os_backtrace(void **frames, int max);
 void pm_os_backtrace_prime(void);
 
-/* Zeroes the 16 KiB of stack below the caller's frame, where the calls
- * it made left words that the frames of later calls keep in slots they
- * do not write (the leak check's roots). */
-void pm_os_wipe_stack(void);
+/* Zeroes `bytes` of stack below the caller's frame, where the calls it
+ * made left words that the frames of later calls keep in slots they do
+ * not write (the leak check's roots).  The caller makes sure that much
+ * stack is there. */
+void pm_os_wipe_stack(size_t bytes);
 
 /* The environment variable's value, or NULL. */
 const char *pm_os_env(const char *name);
