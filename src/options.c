@@ -67,6 +67,10 @@ static const struct {
 
 static uint64_t values[PM_NOPTIONS];
 static char texts[PM_NOPTIONS][PM_OPTION_TEXT_BYTES];
+/* A text setting in force: texts[o] once the environment sets it, else
+ * the default ("" when there is none), which is not copied, so that a
+ * process that sets no text touches none of texts' pages. */
+static const char *text_in_force[PM_NOPTIONS];
 static uint32_t state; /* UNREAD, READING or READ */
 enum { UNREAD, READING, READ };
 
@@ -128,6 +132,7 @@ static int take(enum pm_option o, const char *v)
             if (n == PM_OPTION_TEXT_BYTES - 1)
                 return 0;
         __builtin_memcpy(texts[o], v, n + 1);
+        text_in_force[o] = texts[o];
         return 1;
     }
     return 0;
@@ -188,7 +193,7 @@ static const char *shown(enum pm_option o, char digits[24], int *quoted)
     const struct setting *s = &settings[o];
     *quoted = s->kind == TEXT || s->kind == CHOICE;
     if (s->kind == TEXT)
-        return texts[o];
+        return text_in_force[o];
     if (s->kind == CHOICE)
         return s->words[values[o]];
     return pm_text_numeral(digits, values[o], 10);
@@ -222,9 +227,7 @@ static void read_all(void)
 {
     for (int o = 0; o < PM_NOPTIONS; o++) {
         values[o] = settings[o].fallback;
-        if (settings[o].fallback_text)
-            __builtin_memcpy(texts[o], settings[o].fallback_text,
-                             __builtin_strlen(settings[o].fallback_text) + 1);
+        text_in_force[o] = settings[o].fallback_text ? settings[o].fallback_text : "";
         const char *v = pm_os_env(settings[o].name);
         if (v && *v && !take(o, v)) {
             values[o] = settings[o].fallback;
@@ -262,7 +265,7 @@ uint64_t pm_option(enum pm_option o)
 const char *pm_option_text(enum pm_option o)
 {
     ensure_read();
-    return texts[o];
+    return text_in_force[o];
 }
 
 const char *pm_option_name(enum pm_option o)
