@@ -126,13 +126,15 @@ static void tc_release(void)
 /* The C library keeps a dead thread's stack mapped for its next thread,
  * and the leak check scans it as it scans every writable mapping: the
  * frames of the thread's frees and of its release at exit hold addresses
- * of objects that other threads may take and leak (they lay 4-6 KiB below
- * tc_exit's frame in a test).  So with the check on, an exiting thread
- * zeroes up to EXIT_WIPE bytes below its frame: no lower than its stack
- * goes, which it knows only of a stack with a guard below it (the C
- * library's own; a stack the program placed in other memory is left as
- * it is). */
+ * of objects that other threads may take and leak.  So with the check
+ * on, an exiting thread zeroes up to EXIT_WIPE bytes below its frame
+ * (docs/tuning.md), deep enough for those frames: no lower than its
+ * stack goes, which it knows only of a stack with a guard below it (the
+ * C library's own; a stack the program placed in other memory is left as
+ * it is), and never the last WIPE_MARGIN bytes, where the wipe's own
+ * frame lies. */
 #define EXIT_WIPE (8 << 10)
+#define WIPE_MARGIN 1024
 
 struct stack_probe {
     uintptr_t sp, below; /* below: the end of the mapping before, if no access */
@@ -154,8 +156,10 @@ static int probe_stack(void *ctx, const struct pm_mapping *m)
 static __attribute__((noinline)) void wipe_dead_stack(void)
 {
     struct stack_probe s = {(uintptr_t)__builtin_frame_address(0), 0, 0};
-    if (pm_maps_each(probe_stack, &s) > 0 && s.room > 2048)
-        pm_os_wipe_stack(s.room - 1024 < EXIT_WIPE ? s.room - 1024 : EXIT_WIPE);
+    if (pm_maps_each(probe_stack, &s) > 0 && s.room > 2 * WIPE_MARGIN) {
+        size_t bytes = s.room - WIPE_MARGIN;
+        pm_os_wipe_stack(bytes < EXIT_WIPE ? bytes : EXIT_WIPE);
+    }
 }
 
 /* Runs at thread exit, outside any call of the program's: it walks the
