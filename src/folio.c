@@ -198,22 +198,28 @@ static void unlink_from(struct list *l, struct pm_folio *f)
     f->state = TAKEN;
 }
 
-/* Bit b: bin b may have a dirty folio.  Purging looks here first, so that
- * it does not write (and so commit) the state of every bin. */
-static uint64_t dirty_bins;
-_Static_assert(PM_NBINS <= 64, "one bit a bin");
+/* Bin b may have a dirty folio.  Purging looks here first, so that it
+ * does not write (and so commit) the state of every bin. */
+static struct pm_bin_set dirty_bins;
+
+static int may_be_dirty(unsigned bin)
+{
+    return (__atomic_load_n(&dirty_bins.w[bin / 64], __ATOMIC_RELAXED) & pm_bin_bit(bin)) != 0;
+}
 
 static void dirty_push(struct pm_bin_state *s, struct pm_folio *f)
 {
     push(&s->dirty, f, DIRTY);
-    __atomic_fetch_or(&dirty_bins, 1ull << (s - bins), __ATOMIC_RELAXED);
+    unsigned bin = (unsigned)(s - bins);
+    __atomic_fetch_or(&dirty_bins.w[bin / 64], pm_bin_bit(bin), __ATOMIC_RELAXED);
 }
 
 static void dirty_unlink(struct pm_bin_state *s, struct pm_folio *f)
 {
     unlink_from(&s->dirty, f);
+    unsigned bin = (unsigned)(s - bins);
     if (!s->dirty.first)
-        __atomic_fetch_and(&dirty_bins, ~(1ull << (s - bins)), __ATOMIC_RELAXED);
+        __atomic_fetch_and(&dirty_bins.w[bin / 64], ~pm_bin_bit(bin), __ATOMIC_RELAXED);
 }
 
 /* f joins the partial list of its free count, at its start or, when
@@ -626,7 +632,7 @@ int pm_folio_purge_one(uint32_t before, int force)
     unsigned start = __atomic_fetch_add(&rotor, 1, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < PM_NBINS; i++) {
         unsigned bin = (start + i) % PM_NBINS;
-        if ((__atomic_load_n(&dirty_bins, __ATOMIC_RELAXED) >> bin & 1) && purge_bin(bin, before, force))
+        if (may_be_dirty(bin) && purge_bin(bin, before, force))
             return 1;
     }
     return 0;
@@ -1104,7 +1110,7 @@ void pm_folio_check(void)
             free_objs += check_list(b, bin, &partial[k], PARTIAL);
         }
         size_t dirty = check_list(b, bin, &s->dirty, DIRTY);
-        if (dirty && !(__atomic_load_n(&dirty_bins, __ATOMIC_RELAXED) >> bin & 1))
+        if (dirty && !may_be_dirty(bin))
             check_failed(s, "dirty folios in a bin not marked dirty");
         free_objs += dirty + check_list(b, bin, &s->clean, CLEAN);
         for (unsigned l = 0; l < PM_CARVE_LANES; l++)

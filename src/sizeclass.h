@@ -65,6 +65,27 @@ static inline unsigned pm_bin_of_small(size_t size)
     return pm_scaled_bin_of_small(size) / PM_BIN_STRIDE;
 }
 
+/* A set of bins, a bit each: bin b is bit b % 64 of word b / 64. */
+#define PM_BIN_WORDS ((PM_NBINS + 63) / 64)
+struct pm_bin_set {
+    uint64_t w[PM_BIN_WORDS];
+};
+
+static inline uint64_t pm_bin_bit(unsigned bin)
+{
+    return 1ull << bin % 64;
+}
+
+static inline void pm_bin_set_add(struct pm_bin_set *s, unsigned bin)
+{
+    s->w[bin / 64] |= pm_bin_bit(bin);
+}
+
+static inline int pm_bin_set_has(const struct pm_bin_set *s, unsigned bin)
+{
+    return (s->w[bin / 64] & pm_bin_bit(bin)) != 0;
+}
+
 /* Bytes of a folio: its objects, a power of two of them, fill it. */
 static inline size_t pm_folio_bytes(const struct pm_bin *b)
 {

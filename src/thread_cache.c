@@ -87,7 +87,7 @@ static int open_list(unsigned bin)
             return 0;
     }
     pm_tc.granted += bytes;
-    pm_tc.open |= 1ull << bin;
+    pm_bin_set_add(&pm_tc.open, bin);
     return 1;
 }
 
@@ -104,21 +104,26 @@ static void send_homeward(unsigned bin)
     h->n = 0;
 }
 
+/* Hands bin's list, spare and homeward objects to the CPU level. */
+static void release_bin(unsigned bin)
+{
+    struct pm_tbin *t = &pm_tc.bins[bin];
+    if (list_of(t))
+        pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_THIS_CPU);
+    t->head = PM_LIST_END;
+    set_room(t, 0);
+    if (pm_tc.spares[bin])
+        pm_cache_leave(bin, pm_tc.spares[bin], pm_bins[bin].batch, PM_THIS_CPU);
+    pm_tc.spares[bin] = 0;
+    send_homeward(bin);
+}
+
 static void tc_release(void)
 {
-    for (uint64_t open = pm_tc.open; open; open &= open - 1) {
-        unsigned bin = (unsigned)__builtin_ctzll(open);
-        struct pm_tbin *t = &pm_tc.bins[bin];
-        if (list_of(t))
-            pm_cache_leave(bin, t->head, pm_bins[bin].batch - room_of(t), PM_THIS_CPU);
-        t->head = PM_LIST_END;
-        set_room(t, 0);
-        if (pm_tc.spares[bin])
-            pm_cache_leave(bin, pm_tc.spares[bin], pm_bins[bin].batch, PM_THIS_CPU);
-        pm_tc.spares[bin] = 0;
-        send_homeward(bin);
-    }
-    pm_tc.open = 0;
+    for (unsigned w = 0; w < PM_BIN_WORDS; w++)
+        for (uint64_t open = pm_tc.open.w[w]; open; open &= open - 1)
+            release_bin(w * 64 + (unsigned)__builtin_ctzll(open));
+    pm_tc.open = (struct pm_bin_set){0};
     pm_tc.granted = 0;
     pm_background_if_wanted();
 }
@@ -284,7 +289,7 @@ static void *hand_over(struct pm_tbin *t, unsigned bin, void *list, unsigned n, 
 {
     t->head = pm_or_list_end(pm_link_next(list, call));
     set_room(t, pm_bins[bin].batch - n + 1);
-    pm_tc.allocates |= 1ull << bin;
+    pm_bin_set_add(&pm_tc.allocates, bin);
     return first_out(list, bin, n);
 }
 
@@ -406,7 +411,7 @@ void *pm_tc_pop_first(size_t size, const char *call)
  * objects of bins the thread allocates from. */
 static int goes_home(const void *p, unsigned bin)
 {
-    return (pm_tc.allocates >> bin & 1) && pm_sends_home(pm_chunk_lane((uintptr_t)p), pm_folio_lane());
+    return pm_bin_set_has(&pm_tc.allocates, bin) && pm_sends_home(pm_chunk_lane((uintptr_t)p), pm_folio_lane());
 }
 
 /* Returns 1 if p went homeward. */
@@ -422,7 +427,7 @@ static int new_thread_free(void *p, unsigned bin)
         pm_link_marked(p, pm_or_list_end(h->head));
         h->head = p;
         h->lane = (uint16_t)lane;
-        pm_tc.open |= 1ull << bin;
+        pm_bin_set_add(&pm_tc.open, bin);
         pm_tc.granted += size;
         if (++h->n == pm_bins[bin].batch) {
             pm_tc.granted -= h->n * size;
@@ -617,7 +622,7 @@ void pm_tc_check(void)
         const struct pm_homeward *h = &pm_tc.homeward[bin];
         if (h->n >= batch || checked_length(bin, h->head, batch) != h->n)
             pm_fatal("thread cache check", h->head, "homeward list not as counted");
-        if (!(pm_tc.open >> bin & 1) && (list_of(t) || room_of(t) || spare || h->head))
+        if (!pm_bin_set_has(&pm_tc.open, bin) && (list_of(t) || room_of(t) || spare || h->head))
             pm_fatal("thread cache check", t->head, "bin holds objects or room but is not open");
         granted += (long)h->n * pm_bins[bin].size;
     }

@@ -78,8 +78,8 @@ struct pm_thread_cache {
                            room, it keeps them all below 1, so that free's
                            fast path, which tests room alone, sends the new
                            thread's frees the slow way */
-    uint64_t allocates; /* bit b: the thread took a list of bin b */
-    uint64_t open;      /* bit b: bin b may have a list, room, a spare or
+    struct pm_bin_set allocates; /* bin b: the thread took a list of it */
+    struct pm_bin_set open;      /* bin b may have a list, room, a spare or
                            homeward objects; every other bin has none of
                            them, so that returning them all visits only
                            the bins a thread used */
@@ -88,7 +88,6 @@ struct pm_thread_cache {
     long budget;        /* granted never exceeds it (thread_cache.c) */
     struct pm_homeward homeward[PM_NBINS];
 };
-_Static_assert(PM_NBINS <= 64, "allocates and open have a bit for each bin");
 
 #pragma GCC visibility push(hidden)
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));

@@ -18,7 +18,7 @@ static int is_prime(unsigned n)
 
 static void test_bins(void)
 {
-    unsigned prev_plain = 0;
+    unsigned prev_plain = 0, headed_pages = 0;
     for (unsigned i = 0; i < PM_NBINS; i++) {
         const struct pm_bin *b = &pm_bins[i];
         unsigned n = 1u << b->folio_log;
@@ -54,7 +54,8 @@ static void test_bins(void)
         case PM_MEDIUM: {
             unsigned lines = b->size / PM_LINE;
             CHECK(b->size % PM_LINE == 0);
-            CHECK(is_prime(lines) || lines == 9 || lines == 15);
+            CHECK(is_prime(lines) || lines == 9 || lines == 15 || lines == PM_HEADED_PAGE_LINES);
+            headed_pages += lines == PM_HEADED_PAGE_LINES;
             break;
         }
         case PM_POW2:
@@ -71,11 +72,14 @@ static void test_bins(void)
         /* Small bins are at most 25% apart, or 16 bytes where 16-byte
          * alignment allows no finer step.  A medium bin is within 25% of
          * the one before whenever a prime (or 9 or 15) lines allows it,
-         * else it is the next such line count. */
+         * else it is the next such line count; the bin of a page and a
+         * header stands outside that chain. */
         if (b->kind == PM_SMALL && prev_plain) {
             unsigned limit = prev_plain + prev_plain / 4;
             CHECK(b->size <= (limit > prev_plain + 16 ? limit : prev_plain + 16));
         }
+        if (b->kind == PM_MEDIUM && b->size == PM_HEADED_PAGE_LINES * PM_LINE)
+            continue;
         if (b->kind == PM_MEDIUM && prev_plain) {
             unsigned prev_lines = prev_plain / PM_LINE, lines = b->size / PM_LINE, near = 0;
             for (unsigned c = prev_lines + 1; c * 4 <= prev_lines * 5; c++)
@@ -90,6 +94,7 @@ static void test_bins(void)
         if (b->kind != PM_POW2)
             prev_plain = b->size;
     }
+    CHECK(headed_pages == 1 && PM_HEADED_PAGE_LINES * PM_LINE > PM_PAGE);
     CHECK(pm_bins[PM_NBINS - 1].size == PM_LARGE_MAX);
 }
 

@@ -119,7 +119,8 @@ static void head_null(void *p)
 static void open_bit_lost(void *p)
 {
     pm_free(p);
-    pm_tc.open &= ~(1ull << pm_bin_of_small(100));
+    unsigned bin = pm_bin_of_small(100);
+    pm_tc.open.w[bin / 64] &= ~pm_bin_bit(bin);
     pm_tc_check();
 }
 
