@@ -38,10 +38,10 @@ int main(void)
     }
     long cpus = sysconf(_SC_NPROCESSORS_CONF);
     CHECK(cpus > 0);
-    /* Each CPU's cache of 64 bins holds its locks on two pages; glibc's
+    /* Each CPU's cache of 65 bins holds its locks on three pages; glibc's
      * fork, in a process of several threads, writes a few pages of its own
      * (its malloc's and stdio's locks). */
-    long bound = 24 + 2 * cpus;
+    long bound = 24 + 3 * cpus;
     int pipe_fds[2];
     CHECK(pipe(pipe_fds) == 0);
     pthread_t waiter;
