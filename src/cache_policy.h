@@ -45,7 +45,24 @@ static inline long pm_grown_budget(long budget, long need)
  * to the CPU whose lane carved the object's chunk, when that is another
  * CPU's.  An older thread keeps what it frees, which in a producer and
  * consumer feeds the producers on the consumer's CPU; sending those home
- * too would move every object across the CPUs a second time. */
+ * too would move every object across the CPUs a second time.
+ *
+ * A new thread watches only the small bins, objects of at most
+ * PM_TC_NEW_WATCH_MAX bytes: a line or a page of them is shared by many
+ * objects, which the two CPUs' threads would hand out side by side.  A
+ * medium or large object fills its lines alone.  Sending those home buys
+ * little and costs much where threads are short-lived, so new all their
+ * lives: every free of theirs takes the slow path, and the objects go
+ * round, sent home to a CPU, then taken from it by the other CPU whose
+ * level they left empty.  Frees of other bins take the fast path from the
+ * thread's start. */
+#define PM_TC_NEW_WATCH_MAX 256
+
+static inline int pm_new_thread_watches(size_t size)
+{
+    return size <= PM_TC_NEW_WATCH_MAX;
+}
+
 static inline int pm_sends_home(unsigned chunk_lane, unsigned my_lane)
 {
     return chunk_lane != my_lane;

@@ -21,15 +21,35 @@ __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")))
 
 enum { TC_NEW, TC_LIVE, TC_DEAD };
 
+/* Whether a new thread's frees of objects of `size` take the slow path:
+ * in a bin it watches (cache_policy.h) and, where freed objects carry the
+ * mark, in every bin, for they look for their object in the thread's
+ * lists (new_thread_keeps). */
+static int slow_while_new(uint32_t size)
+{
+    return PM_CHECKED || pm_new_thread_watches(size);
+}
+
+/* The bias the room of a bin of objects of `size` carries. */
+static int32_t bias_for(uint32_t size)
+{
+    return slow_while_new(size) ? pm_tc.bias : 0;
+}
+
+static int32_t bias_of(const struct pm_tbin *t)
+{
+    return bias_for(t->size);
+}
+
 /* How many more objects t's list takes. */
 static unsigned room_of(const struct pm_tbin *t)
 {
-    return (unsigned)(t->room - pm_tc.bias);
+    return (unsigned)(t->room - bias_of(t));
 }
 
 static void set_room(struct pm_tbin *t, unsigned room)
 {
-    t->room = (int32_t)room + pm_tc.bias;
+    t->room = (int32_t)room + bias_of(t);
 }
 
 /* t's objects as a list of the levels below: NULL when empty. */
@@ -186,7 +206,7 @@ static void tc_exit(void *unused)
 }
 
 /* The entries a thread starts with: each bin's object test, and a room
- * of the new thread's bias alone.  Made once, copied by every thread. */
+ * of its bias alone.  Made once, copied by every thread. */
 static struct pm_tbin start_bins[PM_NBINS];
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 
@@ -224,7 +244,7 @@ static void make_start(void)
         pm_fatal("malloc", 0, "no thread-specific key left for thread exit");
     for (unsigned bin = 0; bin < PM_NBINS; bin++)
         start_bins[bin] = (struct pm_tbin){.head = PM_LIST_END,
-                                           .room = PM_TC_NEW_BIAS,
+                                           .room = slow_while_new(pm_bins[bin].size) ? PM_TC_NEW_BIAS : 0,
                                            .size = pm_bins[bin].size,
                                            .recip = pm_bins[bin].recip,
                                            .limit = entry_limit(bin)};
@@ -408,10 +428,11 @@ void *pm_tc_pop_first(size_t size, const char *call)
 }
 
 /* Whether p, freed by a new thread, goes home (cache_policy.h): only
- * objects of bins the thread allocates from. */
+ * objects of bins the thread watches and allocates from. */
 static int goes_home(const void *p, unsigned bin)
 {
-    return pm_bin_set_has(&pm_tc.allocates, bin) && pm_sends_home(pm_chunk_lane((uintptr_t)p), pm_folio_lane());
+    return pm_new_thread_watches(pm_bins[bin].size) && pm_bin_set_has(&pm_tc.allocates, bin) &&
+           pm_sends_home(pm_chunk_lane((uintptr_t)p), pm_folio_lane());
 }
 
 /* Returns 1 if p went homeward. */
@@ -442,7 +463,7 @@ static int new_thread_free(void *p, unsigned bin)
     if (++pm_tc.frees >= pm_tc.new_end) {
         for (unsigned b = 0; b < PM_NBINS; b++) {
             send_homeward(b);
-            pm_tc.bins[b].room -= pm_tc.bias;
+            pm_tc.bins[b].room -= bias_of(&pm_tc.bins[b]);
         }
         pm_tc.bias = 0;
     }
@@ -487,7 +508,7 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
         }
         tc_start();
     }
-    if (pm_tc.bias && new_thread_free(p, bin))
+    if (bias_of(t) && new_thread_free(p, bin))
         return;
     if (!list_of(t) && !room_of(t)) {
         /* This thread has not allocated from bin yet (since its lists
@@ -521,7 +542,7 @@ static __attribute__((noinline)) int new_thread_keeps(void *p, pm_tbin_fs *t, un
 {
     if (pm_tc_holds(p, bin, "free"))
         pm_fatal("free", p, "double free");
-    if (t->room - pm_tc.bias >= 0 && p != t->head && pm_tc.frees + 1 < pm_tc.new_end &&
+    if (t->room - bias_for(t->size) >= 0 && p != t->head && pm_tc.frees + 1 < pm_tc.new_end &&
         !goes_home(p, bin)) {
         pm_tc.frees++;
         pm_tc_link_in(t, p);
@@ -533,7 +554,7 @@ static __attribute__((noinline)) int new_thread_keeps(void *p, pm_tbin_fs *t, un
 void pm_tc_free_slow(void *p, pm_tbin_fs *t)
 {
     unsigned bin = bin_of_entry(t);
-    if (pm_tc.bias) {
+    if (bias_for(t->size)) {
         if (new_thread_keeps(p, t, bin))
             return;
         overflow(p, bin);
@@ -646,8 +667,8 @@ __attribute__((no_sanitize("thread"))) static size_t count_of(const struct pm_th
         return 0;
     const struct pm_tbin *t = &tc->bins[bin];
     unsigned batch = pm_bins[bin].batch;
-    unsigned room = (unsigned)(__atomic_load_n(&t->room, __ATOMIC_RELAXED) -
-                               __atomic_load_n(&tc->bias, __ATOMIC_RELAXED));
+    int32_t bias = slow_while_new(pm_bins[bin].size) ? __atomic_load_n(&tc->bias, __ATOMIC_RELAXED) : 0;
+    unsigned room = (unsigned)(__atomic_load_n(&t->room, __ATOMIC_RELAXED) - bias);
     void *head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
     size_t n = head != PM_LIST_END && room < batch ? batch - room : 0;
     return n + (__atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED) ? batch : 0) +

@@ -34,7 +34,7 @@ struct pm_tbin {
     void *head; /* free objects linked through their first word, or
                    PM_LIST_END when there are none: never NULL, for pop
                    reads its link unchecked (free_object.h) */
-    int32_t room; /* how many more objects the list takes, plus pm_tc.bias;
+    int32_t room; /* how many more objects the list takes, plus its bias;
                      none with an empty list until the thread first
                      allocates or frees in this bin (again after a flush),
                      so that this takes the slow path */
@@ -55,8 +55,8 @@ struct pm_homeward {
     uint16_t lane;
 };
 
-/* Added to every room while the thread is new (cache_policy.h says for
- * how long). */
+/* Added to the room of every bin a new thread watches while it is new
+ * (cache_policy.h says which and for how long). */
 #define PM_TC_NEW_BIAS (-(1 << 30))
 
 /* Chunk tag t (chunk_table.h: 0, or PM_BIN_TAG(b)) is the offset of its
@@ -71,13 +71,13 @@ struct pm_thread_cache {
     void *spares[PM_NBINS]; /* a full batch of each bin, or NULL */
     uint64_t spread; /* pm_tc_spread */
     uint32_t state;
-    uint32_t frees;     /* frees while new */
+    uint32_t frees;     /* frees in watched bins while new */
     uint32_t new_end;   /* frees at which the thread stops being new */
     int32_t bias;       /* PM_TC_NEW_BIAS while the thread is new,
-                           then 0: added to every
-                           room, it keeps them all below 1, so that free's
-                           fast path, which tests room alone, sends the new
-                           thread's frees the slow way */
+                           then 0: added to the room of every bin it
+                           watches, it keeps them below 1, so that free's
+                           fast path, which tests room alone, sends those
+                           frees the slow way */
     struct pm_bin_set allocates; /* bin b: the thread took a list of it */
     struct pm_bin_set open;      /* bin b may have a list, room, a spare or
                            homeward objects; every other bin has none of

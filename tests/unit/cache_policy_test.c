@@ -25,6 +25,8 @@ static void new_threads(void)
     CHECK(pm_new_until(PM_TC_NEW_FREES - PM_TC_NEW_QUIET - 1) == PM_TC_NEW_FREES);
     CHECK(pm_new_until(PM_TC_NEW_FREES) == PM_TC_NEW_FREES);
     CHECK(pm_sends_home(3, 4) && !pm_sends_home(4, 4));
+    CHECK(pm_new_thread_watches(16) && pm_new_thread_watches(64) && pm_new_thread_watches(256));
+    CHECK(!pm_new_thread_watches(320) && !pm_new_thread_watches(4416));
 }
 
 static void folio_lists(void)

@@ -302,11 +302,13 @@ static void *runs_empty(void *unused)
 }
 
 /* Objects main allocated on the first CPU, freed by a thread on the
- * second; HOME_SIZE is a bin no other test here uses. */
-enum { HOME_SIZE = 600 };
+ * second; HOME_SIZE is a small bin, WHOLE_SIZE a medium one, bins no
+ * other test here uses. */
+enum { HOME_SIZE = 150, WHOLE_SIZE = 600 };
 static int cpu[2];
 static void **home_objs;
 static size_t n_home;
+static void *whole;
 
 static void free_one(void *p)
 {
@@ -317,7 +319,7 @@ static void free_one(void *p)
  * objects of the first CPU's lane: whole batches go to the first CPU's
  * cache while the thread runs, the rest it holds (a double free of the
  * last aborts at once) until it exits, and none of them is what it gets
- * next.  Once it has freed PM_TC_NEW_FREES times, it keeps such an
+ * next; a medium object of that lane it keeps, the next it gets.  Once it has freed PM_TC_NEW_FREES times, it keeps such an
  * object. */
 static void *free_away(void *unused)
 {
@@ -339,6 +341,12 @@ static void *free_away(void *unused)
     for (size_t i = 0; i + 1 < n_home; i++)
         CHECK(next != home_objs[i]);
     pm_free(next);
+    void *own = pm_malloc(WHOLE_SIZE);
+    CHECK(own);
+    pm_free(whole);
+    CHECK(pm_malloc(WHOLE_SIZE) == whole);
+    pm_free(whole);
+    pm_free(own);
     for (unsigned i = 0; i < PM_TC_NEW_FREES; i++) {
         void *p = pm_malloc(16);
         CHECK(p);
@@ -366,6 +374,8 @@ static void sends_home(void)
         CHECK((home_objs[i] = pm_malloc(HOME_SIZE)));
         CHECK(pm_chunk_lane((uintptr_t)home_objs[i]) == (unsigned)cpu[0] % PM_CARVE_LANES);
     }
+    CHECK((whole = pm_malloc(WHOLE_SIZE)));
+    CHECK(pm_chunk_lane((uintptr_t)whole) == (unsigned)cpu[0] % PM_CARVE_LANES);
     pthread_t t;
     CHECK(pthread_create(&t, 0, free_away, 0) == 0);
     CHECK(pthread_join(t, 0) == 0);
@@ -381,8 +391,8 @@ static void sends_home(void)
  * goes home, is no longer new: an object of the first CPU's lane it frees
  * next stays in its list, the next it gets.  The objects it frees first
  * are of a bin it does not allocate from, so none goes home; QUIET_SIZE
- * and their size are bins no other test here uses. */
-enum { QUIET_SIZE = 900, FIRST_SIZE = 200 };
+ * and their size are small bins, which no other test here uses. */
+enum { QUIET_SIZE = 70, FIRST_SIZE = 200 };
 
 static void *quiet_keeps(void *foreign)
 {
