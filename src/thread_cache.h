@@ -55,8 +55,8 @@ struct pm_homeward {
     uint16_t lane;
 };
 
-/* Added to the room of every bin a new thread watches while it is new
- * (cache_policy.h says which and for how long). */
+/* Added to the rooms of the bins whose frees a new thread checks
+ * (thread_cache.c says which, cache_policy.h for how long). */
 #define PM_TC_NEW_BIAS (-(1 << 30))
 
 /* Chunk tag t (chunk_table.h: 0, or PM_BIN_TAG(b)) is the offset of its
@@ -71,13 +71,14 @@ struct pm_thread_cache {
     void *spares[PM_NBINS]; /* a full batch of each bin, or NULL */
     uint64_t spread; /* pm_tc_spread */
     uint32_t state;
-    uint32_t frees;     /* frees in watched bins while new */
+    uint32_t frees;     /* slow-path frees while new */
     uint32_t new_end;   /* frees at which the thread stops being new */
     int32_t bias;       /* PM_TC_NEW_BIAS while the thread is new,
-                           then 0: added to the room of every bin it
-                           watches, it keeps them below 1, so that free's
-                           fast path, which tests room alone, sends those
-                           frees the slow way */
+                           then 0: added to the rooms of the bins whose
+                           frees a new thread checks (thread_cache.c), it
+                           keeps them below 1, so that free's fast path,
+                           which tests room alone, sends those frees the
+                           slow way */
     struct pm_bin_set allocates; /* bin b: the thread took a list of it */
     struct pm_bin_set open;      /* bin b may have a list, room, a spare or
                            homeward objects; every other bin has none of
