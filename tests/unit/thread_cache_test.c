@@ -319,8 +319,8 @@ static void free_one(void *p)
  * objects of the first CPU's lane: whole batches go to the first CPU's
  * cache while the thread runs, the rest it holds (a double free of the
  * last aborts at once) until it exits, and none of them is what it gets
- * next; a medium object of that lane it keeps, the next it gets.  Once it has freed PM_TC_NEW_FREES times, it keeps such an
- * object. */
+ * next; a medium object of that lane it keeps, the next it gets.  Once
+ * it has freed PM_TC_NEW_FREES times, it keeps a small one too. */
 static void *free_away(void *unused)
 {
     (void)unused;
