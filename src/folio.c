@@ -92,6 +92,10 @@ struct pm_bin_state {
     size_t dirty_bytes; /* this bin's share of the footprint's dirty bytes */
     unsigned release_list; /* the partial list the next release visit
                               starts at (0: the emptiest) */
+    unsigned release_log;  /* log2 of the visits from one look to the next */
+    unsigned release_wait; /* visits left before the next look */
+    unsigned refaulted;    /* 1 once an object whose pages went back is
+                              handed out again, until the next look */
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
@@ -697,6 +701,7 @@ static unsigned claim_objects(struct pm_bin_state *s, const struct pm_bin *b, un
             }
             f->free_bits[w] &= ~take;
             if (words == 1) {
+                s->refaulted |= (f->released & take) != 0;
                 f->seen &= ~take;
                 f->released &= ~take;
             }
@@ -908,6 +913,30 @@ static void give_back_runs(const struct pm_bin *b, const struct pm_folio *f, uin
 /* Folios one visit to a bin looks at. */
 #define RELEASE_LOOKS 128
 
+/* A bin that hands out again objects whose pages a release gave back
+ * doubles the visits from one look at it to the next, up to
+ * 2^RELEASE_LOG_MAX: its free runs come back into use too soon for their
+ * pages to be worth giving back. */
+#define RELEASE_LOG_MAX 4
+
+/* Whether a visit to s that is not forced looks at its folios: not while
+ * it waits, and not when objects a look released were handed out since,
+ * which starts a wait twice the last. */
+static int looks_now(struct pm_bin_state *s)
+{
+    if (s->refaulted) {
+        s->refaulted = 0;
+        s->release_log += s->release_log < RELEASE_LOG_MAX;
+        s->release_wait = 1u << s->release_log;
+    }
+    if (s->release_wait) {
+        s->release_wait--;
+        return 0;
+    }
+    s->release_wait = (1u << s->release_log) - 1;
+    return 1;
+}
+
 /* One visit to bin: each folio looked at marks its objects ready that
  * are free now and were at the look before (or free now, when force) as
  * released, and those free now as seen.  A folio with ready objects not
@@ -928,6 +957,11 @@ static unsigned release_bin(unsigned bin, int force, int *more)
     pm_lock_take(bin_lock(bin));
     if (!s->nonempty) {
         /* Nothing to look at; the state of a bin never used stays unwritten. */
+        pm_lock_drop(bin_lock(bin));
+        return 0;
+    }
+    if (!force && !looks_now(s)) {
+        *more = 1;
         pm_lock_drop(bin_lock(bin));
         return 0;
     }

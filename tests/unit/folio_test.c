@@ -326,6 +326,40 @@ static void check_release(void)
     pm_folio_check();
 }
 
+/* A bin that hands out an object whose pages a release gave back waits
+ * twice as many visits before it looks again: an object freed after such
+ * a hand-out keeps its pages through the two visits that skip the bin
+ * and the look that marks it, and loses them at the next look, two
+ * visits later rather than one. */
+static void check_release_backoff(void)
+{
+    unsigned mb = pm_bin_of_small(12000);
+    const struct pm_bin *m = &pm_bins[mb];
+    unsigned n = 1u << m->folio_log, got;
+    CHECK(n <= 64 && m->size > 2 * PM_PAGE);
+    void *objs[64];
+    void *head = pm_folio_alloc(mb, n, &got);
+    CHECK(got == n);
+    for (unsigned i = 0; i < n; i++, head = pm_link_next(head, "malloc"))
+        objs[i] = head;
+    give_run(mb, objs, 1, n);
+    pm_folio_release_pages(0);
+    pm_folio_release_pages(0);
+    CHECK(released_between(objs[1], objs[2]));
+
+    void *again = pm_folio_alloc(mb, 1, &got);
+    CHECK(got == 1 && again == objs[1]);
+    fill(objs[1], m->size, 1);
+    give_run(mb, objs, 1, 2);
+    for (int visit = 0; visit < 4; visit++) {
+        pm_folio_release_pages(0);
+        CHECK(resident_between(objs[1], objs[2]));
+    }
+    pm_folio_release_pages(0);
+    CHECK(released_between(objs[1], objs[2]));
+    pm_folio_check();
+}
+
 /* The number of the object at p in its chunk, of bin m. */
 static uint32_t object_number(const struct pm_bin *m, const void *p)
 {
@@ -491,6 +525,7 @@ int main(void)
     check_settle_per_thread();
     check_release();
     check_release_reach();
+    in_child(check_release_backoff);
     printf("folio ok\n");
     return 0;
 }
