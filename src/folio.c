@@ -95,7 +95,7 @@ struct pm_bin_state {
     unsigned release_log;  /* log2 of the visits from one look to the next */
     unsigned release_wait; /* visits left before the next look */
     unsigned refaulted;    /* 1 once an object whose pages went back is
-                              handed out again, until the next look */
+                              handed out again, until the next visit */
 } __attribute__((aligned(64)));
 
 static struct pm_bin_state bins[PM_NBINS];
