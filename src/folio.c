@@ -1152,6 +1152,8 @@ void pm_folio_check(void)
                 check_failed(s->wild[l], "wild chunk not marked or over-carved");
         if (s->taken + free_objs > s->carved_objects)
             check_failed(s, "more objects taken and free than carved");
+        if (s->release_log > RELEASE_LOG_MAX || s->release_wait > 1u << s->release_log)
+            check_failed(s, "release wait past the bin's back-off");
         pm_lock_drop(bin_lock(bin));
     }
 }
