@@ -90,6 +90,8 @@ struct pm_bin_state {
     size_t used_folios; /* folios holding objects */
     size_t used_bytes;  /* what their spans (folio_span) may commit */
     size_t dirty_bytes; /* this bin's share of the footprint's dirty bytes */
+    long moved_used, moved_dirty, moved_folios; /* this hold's changes of the
+                                                   three, for bin_unlock */
     unsigned release_list; /* the partial list the next release visit
                               starts at (0: the emptiest) */
     unsigned release_log;  /* log2 of the visits from one look to the next */
@@ -244,22 +246,42 @@ static void partial_remove(struct pm_bin_state *s, const struct pm_bin *b, struc
         s->nonempty &= ~(1ull << k);
 }
 
-/* Dirty bytes of s changed: the bin's count and the footprint's move
- * together, under the bin lock. */
+/* Dirty bytes of s changed, under the bin lock: the bin's count now, the
+ * footprint's when the lock drops. */
 static void bin_dirty(struct pm_bin_state *s, long bytes)
 {
     s->dirty_bytes += (size_t)bytes;
-    pm_fp_dirty(bytes);
+    s->moved_dirty += bytes;
 }
 
 /* A folio of s, whose span is `bytes`, started (n = 1) or stopped
- * (n = -1) holding objects. */
+ * (n = -1) holding objects, under the bin lock: the bin's counts now, the
+ * footprint's and the statistics' when the lock drops. */
 static void bin_used(struct pm_bin_state *s, long n, size_t bytes)
 {
     s->used_folios += (size_t)n;
     s->used_bytes += (size_t)n * bytes;
-    pm_fp_inuse(n * (long)bytes);
-    pm_stat_add(&pm_stats_global.folios_in_use, n);
+    s->moved_used += n * (long)bytes;
+    s->moved_folios += n;
+}
+
+/* Drops bin's lock, then moves the footprint's and the statistics'
+ * shared counts by what the hold changed, once each: atomic adds on lines
+ * every CPU writes, which the other threads need not wait for.  Every
+ * hold of a bin lock ends here.  The moves net out within a hold, so a
+ * peak of in-use bytes is one that a hold left, not one inside it. */
+static void bin_unlock(unsigned bin)
+{
+    struct pm_bin_state *s = &bins[bin];
+    long used = s->moved_used, dirty = s->moved_dirty, folios = s->moved_folios;
+    s->moved_used = s->moved_dirty = s->moved_folios = 0;
+    pm_lock_drop(bin_lock(bin));
+    if (used)
+        pm_fp_inuse(used);
+    if (dirty)
+        pm_fp_dirty(dirty);
+    if (folios)
+        pm_stat_add(&pm_stats_global.folios_in_use, folios);
 }
 
 #define DENSE_CHUNKS 8
@@ -608,14 +630,14 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
     pm_lock_take(bin_lock(bin));
     struct pm_folio *f = s->dirty.last;
     if (!f || (!force && pm_os_earlier(before, f->empty_since))) {
-        pm_lock_drop(bin_lock(bin));
+        bin_unlock(bin);
         return 0;
     }
     dirty_unlink(s, f);
     bin_dirty(s, -(long)folio_span(b, f));
     struct pm_chunk_header *c = chunk_of(f);
     c->purging++;
-    pm_lock_drop(bin_lock(bin));
+    bin_unlock(bin);
     /* TAKEN: on no list, so no one touches it while its pages go back. */
     pm_os_uncommit(folio_data(b, f), folio_span(b, f));
     pm_count(PM_EV_folio_purges);
@@ -624,7 +646,7 @@ static int purge_bin(unsigned bin, uint32_t before, int force)
     c->purging--;
     struct leaving l;
     int left = leave_bin(s, b, c, 1, &l);
-    pm_lock_drop(bin_lock(bin));
+    bin_unlock(bin);
     if (left)
         to_pool(&l);
     return 1;
@@ -660,7 +682,7 @@ static int trim_all(void)
             pm_lock_take(bin_lock(bin));
             if (pm_bin_of_tag(pm_chunk_read(pm_chunk_at(a)).tag) == bin && c->carved)
                 any |= trim(&pm_bins[bin], c, c->carved);
-            pm_lock_drop(bin_lock(bin));
+            bin_unlock(bin);
         }
     }
     return any;
@@ -730,14 +752,14 @@ void *pm_folio_alloc(unsigned bin, unsigned want, unsigned *got)
     /* Nothing to be had: what chunks mapped beyond their folios may hold
      * the folio the kernel refused. */
     if (!nclaims) {
-        pm_lock_drop(bin_lock(bin));
+        bin_unlock(bin);
         int any = trim_all();
         pm_lock_take(bin_lock(bin));
         if (any)
             nclaims = claim_objects(s, b, bin, &need, claims, &grew);
     }
     __atomic_store_n(&s->taken, s->taken + (want - need), __ATOMIC_RELAXED);
-    pm_lock_drop(bin_lock(bin));
+    bin_unlock(bin);
     if (grew)
         pm_fp_want_settle();
 
@@ -957,12 +979,12 @@ static unsigned release_bin(unsigned bin, int force, int *more)
     pm_lock_take(bin_lock(bin));
     if (!s->nonempty) {
         /* Nothing to look at; the state of a bin never used stays unwritten. */
-        pm_lock_drop(bin_lock(bin));
+        bin_unlock(bin);
         return 0;
     }
     if (!force && !looks_now(s)) {
         *more = 1;
-        pm_lock_drop(bin_lock(bin));
+        bin_unlock(bin);
         return 0;
     }
     /* A folio of at most 64 objects: a list per free count, 1 to top. */
@@ -990,7 +1012,7 @@ static unsigned release_bin(unsigned bin, int force, int *more)
     }
     s->release_list = k;
     *more |= looks == RELEASE_LOOKS;
-    pm_lock_drop(bin_lock(bin));
+    bin_unlock(bin);
     for (unsigned i = 0; i < n; i++)
         give_back_runs(b, batch[i], fresh[i]);
     uint32_t now = pm_os_now_ms();
@@ -1002,7 +1024,7 @@ static unsigned release_bin(unsigned bin, int force, int *more)
         nleft += file_folio(s, b, batch[i], now, 1, &left[nleft]);
         pm_count(PM_EV_page_releases);
     }
-    pm_lock_drop(bin_lock(bin));
+    bin_unlock(bin);
     for (unsigned i = 0; i < nleft; i++)
         to_pool(&left[i]);
     return n;
@@ -1060,7 +1082,7 @@ void pm_folio_free_list(unsigned bin, void *head, const char *call)
         }
         nleft += refile_freed(s, b, run, in_run, now, &left[nleft]);
         __atomic_store_n(&s->taken, s->taken - n, __ATOMIC_RELAXED);
-        pm_lock_drop(bin_lock(bin));
+        bin_unlock(bin);
         for (unsigned i = 0; i < nleft; i++)
             to_pool(&left[i]);
     }
@@ -1154,7 +1176,9 @@ void pm_folio_check(void)
             check_failed(s, "more objects taken and free than carved");
         if (s->release_log > RELEASE_LOG_MAX || s->release_wait > 1u << s->release_log)
             check_failed(s, "release wait past the bin's back-off");
-        pm_lock_drop(bin_lock(bin));
+        if (s->moved_used || s->moved_dirty || s->moved_folios)
+            check_failed(s, "counts an earlier hold left unmoved");
+        bin_unlock(bin);
     }
 }
 
@@ -1174,7 +1198,7 @@ void pm_folio_census(unsigned bin, struct pm_folio_census *out)
     out->active = s->used_bytes;
     out->chunks = s->chunks;
     out->dirty = s->dirty_bytes;
-    pm_lock_drop(bin_lock(bin));
+    bin_unlock(bin);
 }
 
 void pm_folio_each_taken(unsigned bin, uintptr_t chunk, void (*fn)(void *ctx, void *object, size_t size),
@@ -1195,7 +1219,7 @@ void pm_folio_each_taken(unsigned bin, uintptr_t chunk, void (*fn)(void *ctx, vo
                 if (!(f->free_bits[j / 64] >> (j % 64) & 1))
                     fn(ctx, folio_data(b, f) + (size_t)j * b->size, b->size);
         }
-    pm_lock_drop(bin_lock(bin));
+    bin_unlock(bin);
 }
 
 size_t pm_folio_metadata(void)
@@ -1213,5 +1237,5 @@ void pm_folio_prefork(void)
 void pm_folio_postfork(void)
 {
     for (unsigned i = 0; i < PM_NBINS; i++)
-        pm_lock_drop(bin_lock(i));
+        bin_unlock(i);
 }
