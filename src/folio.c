@@ -90,15 +90,16 @@ struct pm_bin_state {
     size_t used_folios; /* folios holding objects */
     size_t used_bytes;  /* what their spans (folio_span) may commit */
     size_t dirty_bytes; /* this bin's share of the footprint's dirty bytes */
-    long moved_used, moved_dirty, moved_folios; /* this hold's changes of the
-                                                   three, for bin_unlock */
-    unsigned release_list; /* the partial list the next release visit
-                              starts at (0: the emptiest) */
-    unsigned release_log;  /* log2 of the visits from one look to the next */
-    unsigned release_wait; /* visits left before the next look */
-    unsigned refaulted;    /* 1 once an object whose pages went back is
-                              handed out again, until the next visit */
+    long moved_used, moved_dirty; /* this hold's changes of the three, */
+    int32_t moved_folios;         /* for bin_unlock */
+    uint8_t release_list; /* the partial list the next release visit
+                             starts at (0: the emptiest) */
+    uint8_t release_log;  /* log2 of the visits from one look to the next */
+    uint8_t release_wait; /* visits left before the next look */
+    uint8_t refaulted;    /* 1 once an object whose pages went back is
+                             handed out again, until the next visit */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct pm_bin_state) == 4 * PM_LINE, "a bin's state fills four lines");
 
 static struct pm_bin_state bins[PM_NBINS];
 
@@ -247,7 +248,7 @@ static void partial_remove(struct pm_bin_state *s, const struct pm_bin *b, struc
 }
 
 /* Dirty bytes of s changed, under the bin lock: the bin's count now, the
- * footprint's when the lock drops. */
+ * footprint's at the hold's end (bin_unlock). */
 static void bin_dirty(struct pm_bin_state *s, long bytes)
 {
     s->dirty_bytes += (size_t)bytes;
@@ -256,32 +257,42 @@ static void bin_dirty(struct pm_bin_state *s, long bytes)
 
 /* A folio of s, whose span is `bytes`, started (n = 1) or stopped
  * (n = -1) holding objects, under the bin lock: the bin's counts now, the
- * footprint's and the statistics' when the lock drops. */
+ * footprint's and the statistics' at the hold's end (bin_unlock). */
 static void bin_used(struct pm_bin_state *s, long n, size_t bytes)
 {
     s->used_folios += (size_t)n;
     s->used_bytes += (size_t)n * bytes;
     s->moved_used += n * (long)bytes;
-    s->moved_folios += n;
+    s->moved_folios += (int32_t)n;
 }
 
-/* Drops bin's lock, then moves the footprint's and the statistics'
- * shared counts by what the hold changed, once each: atomic adds on lines
- * every CPU writes, which the other threads need not wait for.  Every
- * hold of a bin lock ends here.  The moves net out within a hold, so a
+/* Moves the footprint's and the statistics' shared counts by what the
+ * hold changed, once each, then drops bin's lock: a hold that takes or
+ * empties several folios makes three atomic adds on lines every CPU
+ * writes, not three a folio.  Before the drop, so that a bin's moves keep
+ * its lock's order and no count falls below zero between them.  Every
+ * hold of a bin lock ends here; one that moved nothing writes nothing,
+ * so the state of a bin never used stays unwritten when a census, a
+ * check or fork takes every lock.  The moves net out within a hold, so a
  * peak of in-use bytes is one that a hold left, not one inside it. */
 static void bin_unlock(unsigned bin)
 {
     struct pm_bin_state *s = &bins[bin];
     long used = s->moved_used, dirty = s->moved_dirty, folios = s->moved_folios;
-    s->moved_used = s->moved_dirty = s->moved_folios = 0;
+    if (used | dirty | folios) {
+        s->moved_used = s->moved_dirty = s->moved_folios = 0;
+        /* A folio moves between in use and dirty: the count it leaves
+         * first, so that their sum never reads more than it holds. */
+        if (dirty < 0)
+            pm_fp_dirty(dirty);
+        if (used)
+            pm_fp_inuse(used);
+        if (dirty > 0)
+            pm_fp_dirty(dirty);
+        if (folios)
+            pm_stat_add(&pm_stats_global.folios_in_use, folios);
+    }
     pm_lock_drop(bin_lock(bin));
-    if (used)
-        pm_fp_inuse(used);
-    if (dirty)
-        pm_fp_dirty(dirty);
-    if (folios)
-        pm_stat_add(&pm_stats_global.folios_in_use, folios);
 }
 
 #define DENSE_CHUNKS 8
