@@ -9,7 +9,9 @@
  * object of a bin starts at chunk + PM_DATA_START + i * size and is
  * aligned to 1 << align_log (at least 16); pm_div_size() divides any chunk
  * offset by a bin's size exactly; pm_is_object() tells exactly whether an
- * offset starts an object and pm_object_index() which one it starts. */
+ * offset starts an object and pm_object_index() which one it starts.
+ * Bins go by size; the first PM_SMALL_BINS are the small ones, which hold
+ * every size up to PM_SMALL_MAX. */
 #ifndef PM_SIZECLASS_H
 #define PM_SIZECLASS_H
 

@@ -113,9 +113,19 @@ static int open_list(unsigned bin)
 
 static pthread_key_t exit_key;
 
+/* tc's homeward list of bin; for a bin without one (thread_cache.h), an
+ * empty list that nothing writes. */
+static const struct pm_homeward no_homeward;
+static const struct pm_homeward *homeward_in(const struct pm_thread_cache *tc, unsigned bin)
+{
+    return bin < PM_SMALL_BINS ? &tc->homeward[bin] : &no_homeward;
+}
+
 /* Hands bin's homeward objects, fewer than a batch, to their lane's CPU. */
 static void send_homeward(unsigned bin)
 {
+    if (bin >= PM_SMALL_BINS)
+        return;
     struct pm_homeward *h = &pm_tc.homeward[bin];
     if (h->head)
         pm_cache_leave(bin, h->head, h->n, h->lane);
@@ -441,6 +451,7 @@ static int new_thread_free(void *p, unsigned bin)
     int away = goes_home(p, bin);
     if (away) {
         unsigned lane = pm_chunk_lane((uintptr_t)p);
+        PM_ASSERT(bin < PM_SMALL_BINS);
         struct pm_homeward *h = &pm_tc.homeward[bin];
         long size = pm_bins[bin].size;
         if (h->lane != lane || !fits(size))
@@ -498,7 +509,7 @@ static __attribute__((noinline)) void overflow(void *p, unsigned bin)
     /* Only p at the head of a list it would join is a double free found
      * here: a search of the lists would read p's line, often cold, on
      * every overflow; a pop finds the others (thread_cache.h). */
-    if (p == t->head || p == pm_tc.homeward[bin].head)
+    if (p == t->head || p == homeward_in(&pm_tc, bin)->head)
         pm_fatal("free", p, "double free");
     if (pm_tc.state != TC_LIVE) {
         if (pm_tc.state == TC_DEAD) {
@@ -590,7 +601,7 @@ int pm_tc_holds_walk(const void *p, unsigned bin, const char *call)
     if (pm_tc.state != TC_LIVE)
         return 0;
     unsigned batch = pm_bins[bin].batch;
-    const struct pm_homeward *h = &pm_tc.homeward[bin];
+    const struct pm_homeward *h = homeward_in(&pm_tc, bin);
     return list_has(list_of(t), p, batch - room_of(t), call) ||
            list_has(pm_tc.spares[bin], p, batch, call) || list_has(h->head, p, h->n, call);
 }
@@ -640,7 +651,7 @@ void pm_tc_check(void)
             pm_fatal("thread cache check", spare, "spare is not a batch");
         if (spare)
             granted += batch_bytes(bin);
-        const struct pm_homeward *h = &pm_tc.homeward[bin];
+        const struct pm_homeward *h = homeward_in(&pm_tc, bin);
         if (h->n >= batch || checked_length(bin, h->head, batch) != h->n)
             pm_fatal("thread cache check", h->head, "homeward list not as counted");
         if (!pm_bin_set_has(&pm_tc.open, bin) && (list_of(t) || room_of(t) || spare || h->head))
@@ -672,7 +683,7 @@ __attribute__((no_sanitize("thread"))) static size_t count_of(const struct pm_th
     void *head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
     size_t n = head != PM_LIST_END && room < batch ? batch - room : 0;
     return n + (__atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED) ? batch : 0) +
-           __atomic_load_n(&tc->homeward[bin].n, __ATOMIC_RELAXED);
+           __atomic_load_n(&homeward_in(tc, bin)->n, __ATOMIC_RELAXED);
 }
 
 size_t pm_tc_count(unsigned bin)
@@ -709,7 +720,7 @@ __attribute__((no_sanitize("thread"))) static void walk_thread(void *ctx, const 
         unsigned batch = pm_bins[bin].batch;
         walk_cached(bin, __atomic_load_n(&tc->bins[bin].head, __ATOMIC_RELAXED), batch, w->fn, w->ctx);
         walk_cached(bin, __atomic_load_n(&tc->spares[bin], __ATOMIC_RELAXED), batch, w->fn, w->ctx);
-        walk_cached(bin, __atomic_load_n(&tc->homeward[bin].head, __ATOMIC_RELAXED), batch, w->fn, w->ctx);
+        walk_cached(bin, __atomic_load_n(&homeward_in(tc, bin)->head, __ATOMIC_RELAXED), batch, w->fn, w->ctx);
     }
 }
 

@@ -87,8 +87,12 @@ struct pm_thread_cache {
     long granted;       /* bytes the thread may hold: a batch of each open
                            list and each spare, and its homeward objects */
     long budget;        /* granted never exceeds it (thread_cache.c) */
-    struct pm_homeward homeward[PM_NBINS];
+    /* Only objects of small bins go home (cache_policy.h), so only those
+     * bins have homeward lists: a new thread's static TLS block, which
+     * its stack's first page shares with its first frames, stays small. */
+    struct pm_homeward homeward[PM_SMALL_BINS];
 };
+_Static_assert(PM_TC_NEW_WATCH_MAX <= PM_SMALL_MAX, "a bin a new thread watches has a homeward list");
 
 #pragma GCC visibility push(hidden)
 extern __thread struct pm_thread_cache pm_tc __attribute__((tls_model("initial-exec")));

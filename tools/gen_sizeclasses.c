@@ -258,8 +258,10 @@ int main(int argc, char **argv)
     }
     make_bins();
     unsigned long lookup_max = 0;
-    int first_large = -1;
+    int first_large = -1, nsmall = 0;
     for (int i = 0; i < nbins; i++) {
+        if (bins[i].kind == SMALL && nsmall++ != i)
+            die("a small bin after a bigger one", bins[i].size);
         if (bins[i].kind == SMALL || bins[i].kind == MEDIUM)
             lookup_max = bins[i].size;
         if (bins[i].kind == LARGE && first_large < 0)
@@ -272,8 +274,9 @@ int main(int argc, char **argv)
                "#ifndef PM_SIZECLASS_TABLE_H\n#define PM_SIZECLASS_TABLE_H\n\n");
     fprintf(f, "#define PM_NBINS %d\n#define PM_LOOKUP_MAX %lu\n"
                "#define PM_FIRST_LARGE_BIN %d\n#define PM_POW2_MAX_LOG 13\n"
-               "#define PM_HEADED_PAGE_LINES %lu\n\n",
-            nbins, lookup_max, first_large, HEADED_PAGE_LINES);
+               "#define PM_HEADED_PAGE_LINES %lu\n"
+               "#define PM_SMALL_BINS %d\n#define PM_SMALL_MAX %lu\n\n",
+            nbins, lookup_max, first_large, HEADED_PAGE_LINES, nsmall, bins[nsmall - 1].size);
     fprintf(f, "#define PM_BINS_INIT { \\\n");
     for (int i = 0; i < nbins; i++) {
         const struct bin *b = &bins[i];

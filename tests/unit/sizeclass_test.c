@@ -47,6 +47,8 @@ static void test_bins(void)
                                         (b->batch == PM_THREAD_LIST_OBJS ||
                                          (size_t)b->batch * b->size <= PM_THREAD_LIST_BYTES));
         CHECK(i == 0 || b->size > pm_bins[i - 1].size);
+        CHECK((b->kind == PM_SMALL) == (i < PM_SMALL_BINS));
+        CHECK((b->size <= PM_SMALL_MAX) == (i < PM_SMALL_BINS));
         switch (b->kind) {
         case PM_SMALL:
             CHECK(b->size <= 256);
