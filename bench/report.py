@@ -3,6 +3,7 @@
 import math
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -25,7 +26,7 @@ class Summary:
         by = {}
         for r in results:
             by.setdefault((r["cell"].id, r["allocator"]), []).append(r)
-        self.state, self.med, self.metric = {}, {}, {}
+        self.state, self.med, self.metric, self.runs = {}, {}, {}, {}
         for cell in cells:
             for a in self.allocs:
                 runs = by.get((cell.id, a), [])
@@ -37,8 +38,9 @@ class Summary:
                     self.state[key] = "%s %d/%d" % (failed[0]["status"], len(failed), len(runs))
                 elif runs:
                     self.state[key] = "ok"
-                    self.med[key] = {f: statistics.median(r[f] for r in runs)
-                                     for f in ("wall", "user", "sys", "maxrss_kib")}
+                    self.runs[key] = {f: [r[f] for r in runs]
+                                      for f in ("wall", "user", "sys", "maxrss_kib")}
+                    self.med[key] = {f: statistics.median(v) for f, v in self.runs[key].items()}
                     names = runs[0]["metrics"]
                     self.metric[key] = {m: (statistics.median(r["metrics"][m][0] for r in runs
                                                               if m in r["metrics"]),
@@ -54,6 +56,29 @@ class Summary:
             for a, v in vals.items():
                 out[(cell.id, a)] = v / best if best > 0 else 1.0
         return out
+
+    def noise_floor(self, field, draws=400):
+        """The geometric mean ratio to best that an allocator no different
+        from the others would get from the spread of this run alone: in
+        each cell, every allocator's median is drawn from the runs of all
+        of them, each divided by its own allocator's median.  1.0 when
+        runs repeat exactly; above it, a ratio no measurement here can
+        tell from 1.0."""
+        rng = random.Random(1)
+        logs = []
+        for cell in self.cells:
+            keys = [(cell.id, a) for a in self.allocs
+                    if (cell.id, a) in self.med and self.med[(cell.id, a)][field] > 0]
+            if len(keys) < 2:
+                continue
+            spread = [v / self.med[k][field] for k in keys for v in self.runs[k][field]]
+            n = min(len(self.runs[k][field]) for k in keys)
+            total = 0.0
+            for _ in range(draws):
+                meds = [statistics.median(rng.choices(spread, k=n)) for _ in keys]
+                total += math.log(meds[0] / min(meds))
+            logs.append(total / draws)
+        return math.exp(sum(logs) / len(logs)) if logs else float("nan")
 
 
 def table(header, rows):
@@ -90,6 +115,8 @@ def summary_table(s):
                      "%.3f" % geomean([m[(c, a)] for c in ok]),
                      str(best), "%d/%d" % (len(ok), len(s.cells)) + (" (%d not ok)" % bad
                                                                    if bad else "")])
+    rows.append(["noise floor", "%.3f" % s.noise_floor("wall"), "%.3f" % s.noise_floor("maxrss_kib"),
+                 "", ""])
     return table(["allocator", "time: geomean ratio to best", "max RSS: geomean ratio to best",
                   "cells fastest", "cells ok"], rows)
 
@@ -245,6 +272,8 @@ def write(outdir, mode, runs, cells, allocs, missing, results, callgrind, baseli
     md.append("Ratios are to the best allocator in the cell (1.00 = best, in **bold**). "
               "A cell that crashed, timed out or failed its self-check shows that and how "
               "many runs did, and is left out of the geometric means. "
+              "The noise floor is what an allocator no different from the others would "
+              "score, from this run's spread between runs alone (Summary.noise_floor). "
               "Every run is in results.csv; bench/README.md says what each workload is.")
     md += ["", "## Summary", "", summary_table(s)]
     md += plot(outdir, s, cells)
