@@ -62,8 +62,9 @@ class Summary:
         from the others would get from the spread of this run alone: in
         each cell, every allocator's median is drawn from the runs of all
         of them, each divided by its own allocator's median.  1.0 when
-        runs repeat exactly; above it, a ratio no measurement here can
-        tell from 1.0."""
+        runs repeat exactly; an allocator whose geometric mean is at or
+        below the floor differs from the others by no more than the run
+        can show."""
         rng = random.Random(1)
         logs = []
         for cell in self.cells:
@@ -115,8 +116,8 @@ def summary_table(s):
                      "%.3f" % geomean([m[(c, a)] for c in ok]),
                      str(best), "%d/%d" % (len(ok), len(s.cells)) + (" (%d not ok)" % bad
                                                                    if bad else "")])
-    rows.append(["noise floor", "%.3f" % s.noise_floor("wall"), "%.3f" % s.noise_floor("maxrss_kib"),
-                 "", ""])
+    rows.append(["noise floor", "%.3f" % s.noise_floor("wall"),
+                 "%.3f" % s.noise_floor("maxrss_kib"), "", ""])
     return table(["allocator", "time: geomean ratio to best", "max RSS: geomean ratio to best",
                   "cells fastest", "cells ok"], rows)
 
