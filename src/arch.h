@@ -20,7 +20,8 @@
  *                       that did not hold v is left as it was;
  *   pm_arch_pause()     a hint inside a spin-wait loop;
  *   pm_arch_ticks()     a counter that changes between two calls, for
- *                       seeding (not a clock).
+ *                       seeding (not a clock);
+ *   PM_ARCH_VDSO_CLOCK  the name of clock_gettime in the kernel's vDSO.
  * Nothing here calls anything. */
 #ifndef PM_ARCH_H
 #define PM_ARCH_H
@@ -120,6 +121,9 @@ static inline uint64_t pm_arch_ticks(void)
 
 #define PM_ARCH_CONTEXT_PC(uc) ((uintptr_t)(uc)->uc_mcontext.pc)
 
+/* arm64's vDSO names its functions __kernel_*. */
+#define PM_ARCH_VDSO_CLOCK "__kernel_clock_gettime"
+
 #elif defined(__riscv) && __riscv_xlen == 64
 
 /* The Zihintpause hint, a fence that cores without it run as a no-op. */
@@ -172,6 +176,12 @@ static inline uint64_t pm_arch_ticks(void)
 #define PM_ARCH_TP_REL(v, off) ((uintptr_t)&(v) + (off))
 #endif
 #define PM_ARCH_TP_AT(v, at) ((uintptr_t)&(v) + (at))
+#endif
+
+/* The name x86-64's, riscv64's and the generic vDSO give it; where a
+ * vDSO names it otherwise, the lookup fails and the C library's serves. */
+#ifndef PM_ARCH_VDSO_CLOCK
+#define PM_ARCH_VDSO_CLOCK "__vdso_clock_gettime"
 #endif
 
 /* Elsewhere the interrupted instruction is not known (0), nor whether a

@@ -3,6 +3,7 @@
  * Linux only; nothing here calls malloc or stdio. */
 #define _GNU_SOURCE
 #include "os.h"
+#include "arch.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -485,7 +486,7 @@ uint32_t pm_os_now_ms(void)
 {
     clock_fn clock = __atomic_load_n(&now_clock, __ATOMIC_RELAXED);
     if (pm_unlikely(!clock)) {
-        clock = (clock_fn)pm_elf_vdso_function("__vdso_clock_gettime");
+        clock = (clock_fn)pm_elf_vdso_function(PM_ARCH_VDSO_CLOCK);
         if (!clock)
             clock = clock_gettime;
         __atomic_store_n(&now_clock, clock, __ATOMIC_RELAXED);
